@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kdf.c - Argon2id through libargon2, and its calibration (see kdf.h).
+ */
+#include "kdf.h"
+
+#include <argon2.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+/* see kdf.h */
+int kdf_check_params(const struct kdf_params *p)
+{
+	if (p->t_cost < 1 || p->t_cost > KDF_T_MAX)
+		return -EINVAL;
+	if (p->lanes < 1 || p->lanes > KDF_LANES_MAX)
+		return -EINVAL;
+	if (p->m_cost_kib < 8 * p->lanes || p->m_cost_kib > KDF_M_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* see kdf.h */
+int kdf_derive(uint8_t out[KDF_OUT_SIZE], const char *pass, size_t passlen,
+	       const uint8_t salt[KDF_SALT_SIZE], const struct kdf_params *p)
+{
+	int rc;
+
+	if (kdf_check_params(p) || passlen > UINT32_MAX)
+		return -EINVAL;
+	rc = argon2id_hash_raw(p->t_cost, p->m_cost_kib, p->lanes, pass,
+			       passlen, salt, KDF_SALT_SIZE, out, KDF_OUT_SIZE);
+	if (rc == ARGON2_OK)
+		return 0;
+	explicit_bzero(out, KDF_OUT_SIZE);
+	return rc == ARGON2_MEMORY_ALLOCATION_ERROR ? -ENOMEM : -EINVAL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* see kdf.h */
+double kdf_time_ms(const struct kdf_params *p)
+{
+	static const uint8_t salt[KDF_SALT_SIZE]; /* not secret: a probe */
+	uint8_t out[KDF_OUT_SIZE];
+	double start = now_ms();
+
+	if (kdf_derive(out, "calibration", 11, salt, p) != 0)
+		return -1;
+	explicit_bzero(out, sizeof(out));
+	return now_ms() - start;
+}
+
+static uint32_t default_memory_kib(void)
+{
+	struct sysinfo si;
+	unsigned long long quarter;
+
+	if (sysinfo(&si) != 0)
+		return KDF_M_DEFAULT_MIN;
+	quarter = (unsigned long long)si.totalram * si.mem_unit / 4 / 1024;
+	if (quarter < KDF_M_DEFAULT_MIN)
+		return KDF_M_DEFAULT_MIN;
+	return quarter > KDF_M_DEFAULT_MAX ? KDF_M_DEFAULT_MAX
+					   : (uint32_t)quarter;
+}
+
+/* see kdf.h */
+int kdf_calibrate(struct kdf_params *p, unsigned int target_ms)
+{
+	struct kdf_params probe;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	bool fixed_t = p->t_cost != 0, fixed_m = p->m_cost_kib != 0;
+	double ms, per_pass;
+
+	if (!p->lanes)
+		p->lanes = cpus < 1 ? 1 : cpus > 4 ? 4 : (uint32_t)cpus;
+	if (fixed_t && fixed_m)
+		return kdf_check_params(p);
+	if (!target_ms)
+		target_ms = 1;
+	/*
+	 * One pass at the largest memory we would use; Argon2 time is close
+	 * to linear in t_cost * m_cost, so one probe predicts the rest.
+	 */
+	probe.lanes = p->lanes;
+	probe.m_cost_kib = fixed_m ? p->m_cost_kib : default_memory_kib();
+	probe.t_cost = 1;
+	if (kdf_check_params(&probe))
+		return -EINVAL;
+	ms = kdf_time_ms(&probe);
+	if (ms < 0)
+		return -ENOMEM;
+	per_pass = ms > 0.01 ? ms : 0.01;
+
+	if (fixed_t) {
+		/* scale memory so t_cost passes fit the target */
+		double m = probe.m_cost_kib * target_ms /
+			   (per_pass * p->t_cost);
+
+		if (m > probe.m_cost_kib)
+			m = probe.m_cost_kib;
+		if (m < KDF_M_DEFAULT_MIN)
+			m = KDF_M_DEFAULT_MIN;
+		p->m_cost_kib = (uint32_t)m;
+	} else if (fixed_m || per_pass * KDF_T_CALIBRATED_MIN <= target_ms) {
+		double t = target_ms / per_pass;
+
+		p->m_cost_kib = probe.m_cost_kib;
+		p->t_cost = t < 1 ? 1 : t > KDF_T_MAX ? KDF_T_MAX : (uint32_t)t;
+		if (!fixed_m && p->t_cost < KDF_T_CALIBRATED_MIN)
+			p->t_cost = KDF_T_CALIBRATED_MIN;
+	} else {
+		/* too slow for the minimum iterations: use less memory */
+		double m = probe.m_cost_kib * target_ms /
+			   (per_pass * KDF_T_CALIBRATED_MIN);
+
+		p->t_cost = KDF_T_CALIBRATED_MIN;
+		p->m_cost_kib = m < KDF_M_DEFAULT_MIN ? KDF_M_DEFAULT_MIN
+						      : (uint32_t)m;
+	}
+	return kdf_check_params(p);
+}

@@ -1,0 +1,653 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * volume.c - the volume header (doc/FORMAT.md section 2; see volume.h).
+ */
+#include "volume.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmac.h"
+#include "crc32c.h"
+#include "keywrap.h"
+#include "secmem.h"
+
+static const uint8_t vol_magic[8] = { 'X', 'T', 'S', 'F', 'S', 'V', 'O', 'L' };
+static const char contents_cipher[16] = "aes-256-xts";
+static const char names_cipher[16] = "aes-256-siv";
+
+/* Byte offsets inside one copy (doc/FORMAT.md 2.2). */
+enum {
+	OFF_MAGIC = 0,
+	OFF_VERSION = 8,
+	OFF_COPY_SIZE = 12,
+	OFF_SEQID = 16,
+	OFF_UUID = 24,
+	OFF_CONTENTS = 40,
+	OFF_UNIT = 56,
+	OFF_FLAGS = 60,
+	OFF_NAMES = 64,
+	OFF_BLOB_SIZE = 80,
+	OFF_NSLOTS = 84,
+	OFF_RESERVED0 = 88,     /* .. 128 */
+	OFF_RESERVED1 = VOL_SLOTS_OFF + VOL_MAX_SLOTS * VOL_SLOT_SIZE, /* .. MAC */
+	OFF_RESERVED2 = VOL_MAC_OFF + 16,                           /* .. CRC */
+};
+
+/* Byte offsets inside one key slot (doc/FORMAT.md 2.3). */
+enum {
+	SLOT_STATE = 0,
+	SLOT_KDF = 4,
+	SLOT_T = 8,
+	SLOT_M = 12,
+	SLOT_LANES = 16,
+	SLOT_RESERVED0 = 20,    /* .. 24 */
+	SLOT_SALT = 24,
+	SLOT_WRAPPED = 56,
+	SLOT_RESERVED1 = 56 + VOL_WRAPPED_SIZE, /* .. 256 */
+};
+
+#define SLOT_STATE_EMPTY 0
+#define SLOT_STATE_ACTIVE 1
+#define SLOT_KDF_ARGON2ID 1
+
+_Static_assert(OFF_RESERVED1 <= VOL_MAC_OFF, "slots overlap the MAC");
+_Static_assert(SLOT_RESERVED1 <= VOL_SLOT_SIZE, "slot overflow");
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < len; i++)
+		acc |= p[i];
+	return acc == 0;
+}
+
+static int slot_from_disk(struct vol_slot *s, const uint8_t *d)
+{
+	uint32_t state = get32(d + SLOT_STATE);
+
+	memset(s, 0, sizeof(*s));
+	if (state == SLOT_STATE_EMPTY)
+		return all_zero(d, VOL_SLOT_SIZE) ? 0 : -EINVAL;
+	if (state != SLOT_STATE_ACTIVE)
+		return -EPROTONOSUPPORT;
+	if (get32(d + SLOT_KDF) != SLOT_KDF_ARGON2ID)
+		return -EPROTONOSUPPORT;
+	if (!all_zero(d + SLOT_RESERVED0, SLOT_SALT - SLOT_RESERVED0) ||
+	    !all_zero(d + SLOT_RESERVED1, VOL_SLOT_SIZE - SLOT_RESERVED1))
+		return -EPROTONOSUPPORT;
+	s->kdf.t_cost = get32(d + SLOT_T);
+	s->kdf.m_cost_kib = get32(d + SLOT_M);
+	s->kdf.lanes = get32(d + SLOT_LANES);
+	/* Bound the cost before anything could ever be allocated for it. */
+	if (kdf_check_params(&s->kdf))
+		return -EINVAL;
+	memcpy(s->salt, d + SLOT_SALT, KDF_SALT_SIZE);
+	memcpy(s->wrapped, d + SLOT_WRAPPED, VOL_WRAPPED_SIZE);
+	s->active = true;
+	return 0;
+}
+
+/* see volume.h */
+int vol_from_disk(struct vol_header *h, const uint8_t copy[VOL_COPY_SIZE])
+{
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	if (memcmp(copy + OFF_MAGIC, vol_magic, sizeof(vol_magic)))
+		return -EBADMSG;
+	/* The CRC sits in the last 4 bytes in every version. */
+	if (crc32c(copy, VOL_CRC_OFF) != get32(copy + VOL_CRC_OFF))
+		return -EBADMSG;
+	h->version = get32(copy + OFF_VERSION);
+	if (h->version != VOL_VERSION)
+		return -EPROTONOSUPPORT;
+	if (get32(copy + OFF_COPY_SIZE) != VOL_COPY_SIZE ||
+	    memcmp(copy + OFF_CONTENTS, contents_cipher, 16) ||
+	    get32(copy + OFF_UNIT) != VOL_UNIT_SIZE ||
+	    get32(copy + OFF_BLOB_SIZE) != VOL_BLOB_SIZE ||
+	    get32(copy + OFF_NSLOTS) != VOL_MAX_SLOTS)
+		return -EPROTONOSUPPORT;
+	h->flags = get32(copy + OFF_FLAGS);
+	if (h->flags & ~VOL_FLAGS_KNOWN)
+		return -EPROTONOSUPPORT;
+	if (h->flags & VOL_FLAG_PLAINTEXT_NAMES) {
+		if (!all_zero(copy + OFF_NAMES, 16))
+			return -EPROTONOSUPPORT;
+	} else if (memcmp(copy + OFF_NAMES, names_cipher, 16)) {
+		return -EPROTONOSUPPORT;
+	}
+	if (!all_zero(copy + OFF_RESERVED0, VOL_SLOTS_OFF - OFF_RESERVED0) ||
+	    !all_zero(copy + OFF_RESERVED1, VOL_MAC_OFF - OFF_RESERVED1) ||
+	    !all_zero(copy + OFF_RESERVED2, VOL_CRC_OFF - OFF_RESERVED2))
+		return -EPROTONOSUPPORT;
+	h->seqid = get64(copy + OFF_SEQID);
+	memcpy(h->uuid, copy + OFF_UUID, 16);
+	for (int i = 0; i < VOL_MAX_SLOTS; i++) {
+		err = slot_from_disk(&h->slots[i], copy + VOL_SLOTS_OFF +
+						   i * VOL_SLOT_SIZE);
+		if (err)
+			return err;
+	}
+	if (vol_slot_count(h) == 0)
+		return -EINVAL; /* a header nobody can open is no header */
+	memcpy(h->raw, copy, VOL_COPY_SIZE);
+	return 0;
+}
+
+static void slot_to_disk(uint8_t *d, const struct vol_slot *s)
+{
+	memset(d, 0, VOL_SLOT_SIZE);
+	if (!s->active)
+		return;
+	put32(d + SLOT_STATE, SLOT_STATE_ACTIVE);
+	put32(d + SLOT_KDF, SLOT_KDF_ARGON2ID);
+	put32(d + SLOT_T, s->kdf.t_cost);
+	put32(d + SLOT_M, s->kdf.m_cost_kib);
+	put32(d + SLOT_LANES, s->kdf.lanes);
+	memcpy(d + SLOT_SALT, s->salt, KDF_SALT_SIZE);
+	memcpy(d + SLOT_WRAPPED, s->wrapped, VOL_WRAPPED_SIZE);
+}
+
+static void header_mac(uint8_t mac[16], const uint8_t *copy,
+		       const struct vol_keys *keys)
+{
+	struct aes_cmac_key k;
+
+	aes_cmac_setkey(&k, keys->header);
+	aes_cmac(&k, mac, copy, VOL_MAC_OFF);
+	aes_cmac_wipe(&k);
+}
+
+/* see volume.h */
+void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
+		 const struct vol_keys *keys)
+{
+	memset(copy, 0, VOL_COPY_SIZE);
+	memcpy(copy + OFF_MAGIC, vol_magic, sizeof(vol_magic));
+	put32(copy + OFF_VERSION, VOL_VERSION);
+	put32(copy + OFF_COPY_SIZE, VOL_COPY_SIZE);
+	put64(copy + OFF_SEQID, h->seqid);
+	memcpy(copy + OFF_UUID, h->uuid, 16);
+	memcpy(copy + OFF_CONTENTS, contents_cipher, 16);
+	put32(copy + OFF_UNIT, VOL_UNIT_SIZE);
+	put32(copy + OFF_FLAGS, h->flags);
+	if (!(h->flags & VOL_FLAG_PLAINTEXT_NAMES))
+		memcpy(copy + OFF_NAMES, names_cipher, 16);
+	put32(copy + OFF_BLOB_SIZE, VOL_BLOB_SIZE);
+	put32(copy + OFF_NSLOTS, VOL_MAX_SLOTS);
+	for (int i = 0; i < VOL_MAX_SLOTS; i++)
+		slot_to_disk(copy + VOL_SLOTS_OFF + i * VOL_SLOT_SIZE,
+			     &h->slots[i]);
+	header_mac(copy + VOL_MAC_OFF, copy, keys);
+	put32(copy + VOL_CRC_OFF, crc32c(copy, VOL_CRC_OFF));
+	h->version = VOL_VERSION;
+	memcpy(h->raw, copy, VOL_COPY_SIZE);
+}
+
+/* see volume.h */
+bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys)
+{
+	uint8_t mac[16];
+	bool ok;
+
+	header_mac(mac, h->raw, keys);
+	ok = ct_memeq(mac, h->raw + VOL_MAC_OFF, 16);
+	explicit_bzero(mac, sizeof(mac));
+	return ok;
+}
+
+/* see volume.h */
+int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
+{
+	uint8_t buf[VOL_FILE_SIZE];
+	struct vol_header *alt;
+	ssize_t got = 0, n;
+	int fd, err;
+
+	memset(info, 0, sizeof(*info));
+	fd = openat(dirfd, VOL_FILE_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ELOOP ? -EBADMSG : -errno;
+	while (got < (ssize_t)sizeof(buf)) {
+		n = read(fd, buf + got, sizeof(buf) - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	alt = malloc(sizeof(*alt));
+	if (!alt)
+		return -ENOMEM;
+	/* A truncated file keeps whatever whole copies it still has. */
+	for (int c = 0; c < VOL_NCOPIES; c++) {
+		struct vol_header *dst = c == 0 ? h : alt;
+
+		if (got < (ssize_t)((c + 1) * VOL_COPY_SIZE))
+			info->copy_err[c] = -EBADMSG;
+		else
+			info->copy_err[c] = vol_from_disk(dst,
+							  buf + c * VOL_COPY_SIZE);
+		info->copy_ok[c] = info->copy_err[c] == 0;
+	}
+	if (info->copy_ok[0]) {
+		info->copy_used = 0;
+		info->copies_differ = info->copy_ok[1] &&
+				      memcmp(h->raw, alt->raw, VOL_COPY_SIZE);
+		err = 0;
+	} else if (info->copy_ok[1]) {
+		info->copy_used = 1;
+		memcpy(h, alt, sizeof(*h));
+		err = 0;
+	} else {
+		/* Report the more telling failure: "new version" beats "bad". */
+		err = info->copy_err[0];
+		if (info->copy_err[1] == -EPROTONOSUPPORT)
+			err = -EPROTONOSUPPORT;
+	}
+	free(alt);
+	return err;
+}
+
+/* Test hook (tests/bats): die at a chosen point of a rewrite. */
+static void crash_point(const char *where)
+{
+	const char *want = getenv("XTSFS_TEST_CRASH");
+
+	if (want && !strcmp(want, where))
+		raise(SIGKILL);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* see volume.h */
+int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
+{
+	uint8_t buf[VOL_FILE_SIZE];
+	int fd, err;
+
+	h->seqid++;
+	vol_to_disk(buf, h, keys);
+	for (int c = 1; c < VOL_NCOPIES; c++)
+		memcpy(buf + c * VOL_COPY_SIZE, buf, VOL_COPY_SIZE);
+	/* A temp file left by a crash is stale by definition: replace it. */
+	(void)unlinkat(dirfd, VOL_TMP_NAME, 0);
+	fd = openat(dirfd, VOL_TMP_NAME,
+		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, buf, sizeof(buf));
+	if (!err && fsync(fd) != 0)
+		err = -errno;
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	if (err)
+		goto out_unlink;
+	crash_point("tmp-written");
+	if (renameat(dirfd, VOL_TMP_NAME, dirfd, VOL_FILE_NAME) != 0) {
+		err = -errno;
+		goto out_unlink;
+	}
+	crash_point("renamed");
+	/* The rename is durable only once the directory is synced. */
+	if (fsync(dirfd) != 0)
+		return -errno;
+	return 0;
+out_unlink:
+	(void)unlinkat(dirfd, VOL_TMP_NAME, 0);
+	h->seqid--;
+	return err;
+}
+
+/* see volume.h */
+int vol_keys_new(struct vol_keys **out)
+{
+	struct vol_keys *k = secmem_alloc(sizeof(*k));
+	uint8_t *p;
+	size_t got = 0;
+
+	*out = NULL;
+	if (!k)
+		return -ENOMEM;
+	p = (uint8_t *)k;
+	do {
+		got = 0;
+		while (got < sizeof(*k)) {
+			ssize_t n = getrandom(p + got, sizeof(*k) - got, 0);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				int err = -errno;
+
+				secmem_free(k);
+				return err;
+			}
+			got += (size_t)n;
+		}
+	} while (ct_memeq(k->contents, k->contents + 32, 32));
+	*out = k;
+	return 0;
+}
+
+/* see volume.h */
+void vol_keys_free(struct vol_keys *keys)
+{
+	secmem_free(keys);
+}
+
+/* see volume.h */
+int vol_slot_count(const struct vol_header *h)
+{
+	int n = 0;
+
+	for (int i = 0; i < VOL_MAX_SLOTS; i++)
+		n += h->slots[i].active;
+	return n;
+}
+
+/* see volume.h */
+int vol_slot_store(struct vol_header *h, int slot, const char *pass,
+		   size_t passlen, const struct kdf_params *kdf,
+		   const struct vol_keys *keys)
+{
+	struct vol_slot s = { .active = true, .kdf = *kdf };
+	uint8_t *kek;
+	int err;
+
+	if (slot < 0 || slot >= VOL_MAX_SLOTS || kdf_check_params(kdf))
+		return -EINVAL;
+	if (getrandom(s.salt, sizeof(s.salt), 0) != sizeof(s.salt))
+		return -EIO;
+	kek = secmem_alloc(KDF_OUT_SIZE);
+	if (!kek)
+		return -ENOMEM;
+	err = kdf_derive(kek, pass, passlen, s.salt, kdf);
+	if (!err)
+		err = aes_kw_wrap(s.wrapped, (const uint8_t *)keys,
+				  VOL_BLOB_SIZE, kek);
+	secmem_free(kek);
+	if (!err)
+		h->slots[slot] = s;
+	return err;
+}
+
+/* see volume.h */
+int vol_slot_open(const struct vol_header *h, int slot, const char *pass,
+		  size_t passlen, struct vol_keys **out)
+{
+	const struct vol_slot *s;
+	struct vol_keys *k;
+	uint8_t *kek;
+	int err;
+
+	*out = NULL;
+	if (slot < 0 || slot >= VOL_MAX_SLOTS)
+		return -EINVAL;
+	s = &h->slots[slot];
+	if (!s->active)
+		return -ENOENT;
+	kek = secmem_alloc(KDF_OUT_SIZE);
+	k = secmem_alloc(sizeof(*k));
+	if (!kek || !k) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = kdf_derive(kek, pass, passlen, s->salt, &s->kdf);
+	if (err)
+		goto out;
+	/* RFC 3394's integrity check is what tells a wrong passphrase. */
+	err = aes_kw_unwrap((uint8_t *)k, s->wrapped, VOL_WRAPPED_SIZE, kek);
+	if (err == -EBADMSG)
+		err = -EACCES;
+out:
+	secmem_free(kek);
+	if (err)
+		secmem_free(k);
+	else
+		*out = k;
+	return err;
+}
+
+static int read_key_file(const char *path, struct vol_keys *out)
+{
+	char *text = secmem_alloc(4096);
+	ssize_t got = 0, n;
+	int fd, err = 0;
+
+	if (!text)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	while ((n = read(fd, text + got, 4095 - (size_t)got)) > 0)
+		got += n;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (!err)
+		err = vol_key_parse(out, text, (size_t)got);
+out:
+	secmem_free(text);
+	return err;
+}
+
+/* see volume.h */
+int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
+	       struct vol *v, char *err, size_t errlen)
+{
+	char *pass = NULL;
+	size_t passlen = 0;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->slot = -1;
+	rc = vol_read(dirfd, &v->hdr, &v->info);
+	if (rc) {
+		snprintf(err, errlen, "%s/%s: %s", dirpath, VOL_FILE_NAME,
+			 vol_strerror(rc));
+		return rc;
+	}
+	if (req->volume_key_file) {
+		v->keys = secmem_alloc(sizeof(*v->keys));
+		if (!v->keys)
+			return -ENOMEM;
+		rc = read_key_file(req->volume_key_file, v->keys);
+		if (rc) {
+			snprintf(err, errlen, "%s: %s", req->volume_key_file,
+				 rc == -EINVAL ? "not a volume key (expected "
+				 "320 hex digits)" : strerror(-rc));
+			rc = -ENOKEY; /* no usable key, like a bad passfile */
+			goto fail;
+		}
+		/* The header MAC is the proof that this key is the right one. */
+		if (!vol_verify_mac(&v->hdr, v->keys)) {
+			snprintf(err, errlen, "%s: this volume key does not "
+				 "belong to %s", req->volume_key_file, dirpath);
+			rc = -EACCES;
+			goto fail;
+		}
+		return 0;
+	}
+	if (req->slot >= VOL_MAX_SLOTS ||
+	    (req->slot >= 0 && !v->hdr.slots[req->slot].active)) {
+		snprintf(err, errlen, "%s: key slot %d is not in use", dirpath,
+			 req->slot);
+		return -ENOENT;
+	}
+	{
+		char prompt[4200];
+		struct pass_source autosrc = { .kind = PASS_AUTO };
+
+		snprintf(prompt, sizeof(prompt), "Passphrase for %s: ", dirpath);
+		rc = pass_read(req->pass ? req->pass : &autosrc, prompt, false,
+			       &pass, &passlen, err, errlen);
+		if (rc)
+			return -ENOKEY; /* @err already says why */
+	}
+	rc = -EACCES;
+	for (int i = 0; i < VOL_MAX_SLOTS && rc == -EACCES; i++) {
+		if (!v->hdr.slots[i].active || (req->slot >= 0 && req->slot != i))
+			continue;
+		rc = vol_slot_open(&v->hdr, i, pass, passlen, &v->keys);
+		if (!rc)
+			v->slot = i;
+	}
+	pass_free(pass);
+	if (rc) {
+		snprintf(err, errlen, rc == -EACCES ?
+			 "%s: wrong passphrase (no key slot opens with it)" :
+			 "%s: cannot unlock: %s", dirpath, strerror(-rc));
+		goto fail;
+	}
+	if (!vol_verify_mac(&v->hdr, v->keys)) {
+		snprintf(err, errlen, "%s/%s: the header fails authentication: "
+			 "it was modified without the volume key; refusing it",
+			 dirpath, VOL_FILE_NAME);
+		rc = -EKEYREJECTED;
+		goto fail;
+	}
+	return 0;
+fail:
+	vol_close(v);
+	return rc;
+}
+
+/* see volume.h */
+void vol_close(struct vol *v)
+{
+	vol_keys_free(v->keys);
+	v->keys = NULL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* see volume.h */
+int vol_key_parse(struct vol_keys *out, const char *text, size_t len)
+{
+	uint8_t *p = (uint8_t *)out;
+	size_t nibbles = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int v = hexval(text[i]);
+
+		if (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
+		    text[i] == '\r' || text[i] == '-')
+			continue;
+		if (v < 0 || nibbles >= 2 * VOL_BLOB_SIZE)
+			goto bad;
+		if (nibbles % 2 == 0)
+			p[nibbles / 2] = (uint8_t)(v << 4);
+		else
+			p[nibbles / 2] |= (uint8_t)v;
+		nibbles++;
+	}
+	if (nibbles == 2 * VOL_BLOB_SIZE)
+		return 0;
+bad:
+	explicit_bzero(out, sizeof(*out));
+	return -EINVAL;
+}
+
+/* see volume.h */
+void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys)
+{
+	static const char hex[] = "0123456789abcdef";
+	const uint8_t *p = (const uint8_t *)keys;
+	size_t o = 0;
+
+	for (size_t i = 0; i < VOL_BLOB_SIZE; i++) {
+		buf[o++] = hex[p[i] >> 4];
+		buf[o++] = hex[p[i] & 15];
+		if (i % 16 == 15)
+			buf[o++] = '\n';
+		else if (i % 4 == 3)
+			buf[o++] = '-';
+	}
+	buf[o] = '\0';
+}
+
+/* see volume.h */
+const char *vol_strerror(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "no xtsfs volume header here (not an xtsfs cipher "
+		       "directory, or the header was deleted)";
+	case -EBADMSG:
+		return "the volume header is corrupt in both copies";
+	case -EPROTONOSUPPORT:
+		return "the volume header uses a format version or feature "
+		       "this xtsfs does not support (a newer xtsfs made it?)";
+	case -EINVAL:
+		return "the volume header holds impossible values";
+	case -EACCES:
+		return "wrong passphrase";
+	case -EKEYREJECTED:
+		return "the volume header fails authentication";
+	default:
+		return strerror(-err);
+	}
+}

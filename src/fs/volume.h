@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * volume.h - the volume header: its on-disk form (doc/FORMAT.md section 2),
+ * key slots, atomic rewrites, and unlocking. No FUSE, no terminal: the
+ * tools and the daemon call these and print the messages.
+ *
+ * On disk: CIPHERDIR/xtsfs.volume, 8192 bytes = two identical 4096-byte
+ * copies. Each copy carries a CRC-32C (checked first, to tell corruption
+ * from anything else) and an AES-256-CMAC under the header key from the
+ * volume key blob (checked after unlock, so edits without the key, such
+ * as a downgrade to plaintext names, are refused).
+ */
+#ifndef XTSFS_VOLUME_H
+#define XTSFS_VOLUME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kdf.h"
+#include "passphrase.h"
+
+#define VOL_FILE_NAME "xtsfs.volume"
+#define VOL_TMP_NAME "xtsfs.volume.tmp"
+#define VOL_VERSION 1
+#define VOL_COPY_SIZE 4096
+#define VOL_NCOPIES 2
+#define VOL_FILE_SIZE (VOL_COPY_SIZE * VOL_NCOPIES)
+#define VOL_MAX_SLOTS 8
+#define VOL_SLOT_SIZE 256
+#define VOL_SLOTS_OFF 128
+#define VOL_MAC_OFF 4064
+#define VOL_CRC_OFF 4092
+#define VOL_BLOB_SIZE 160           /* contents 64 + names 64 + header 32 */
+#define VOL_WRAPPED_SIZE (VOL_BLOB_SIZE + 8)
+#define VOL_UNIT_SIZE 4096
+
+#define VOL_FLAG_PLAINTEXT_NAMES (1u << 0)
+#define VOL_FLAG_REVERSE (1u << 1)  /* made by mkfs --reverse */
+#define VOL_FLAGS_KNOWN (VOL_FLAG_PLAINTEXT_NAMES | VOL_FLAG_REVERSE)
+
+/*
+ * struct vol_keys - the volume key blob, as unwrapped. Lives in locked
+ * memory (secmem_alloc) only; the layout is the blob's byte layout.
+ */
+struct vol_keys {
+	uint8_t contents[64]; /* XTS Key1 || Key2 for file contents */
+	uint8_t names[64];    /* AES-SIV key for names: K_mac || K_ctr */
+	uint8_t header[32];   /* AES-256-CMAC key for the header MAC */
+};
+_Static_assert(sizeof(struct vol_keys) == VOL_BLOB_SIZE, "blob layout");
+
+/* struct vol_slot - one key slot, in memory. */
+struct vol_slot {
+	bool active;                      /* false: slot is empty */
+	struct kdf_params kdf;            /* Argon2id cost */
+	uint8_t salt[KDF_SALT_SIZE];      /* random per slot and rewrite */
+	uint8_t wrapped[VOL_WRAPPED_SIZE]; /* RFC 3394 wrap of the blob */
+};
+
+/* struct vol_header - one parsed copy of the header. Holds no secret. */
+struct vol_header {
+	uint32_t version;        /* VOL_VERSION */
+	uint64_t seqid;          /* 1 at mkfs, +1 at every rewrite */
+	uint8_t uuid[16];        /* random volume id, public */
+	uint32_t flags;          /* VOL_FLAG_* */
+	struct vol_slot slots[VOL_MAX_SLOTS];
+	uint8_t raw[VOL_COPY_SIZE]; /* the bytes it was parsed from (MAC) */
+};
+
+/*
+ * struct vol_read_info - what vol_read() found, for messages.
+ */
+struct vol_read_info {
+	int copy_used;           /* 0 primary, 1 secondary */
+	bool copy_ok[VOL_NCOPIES]; /* which copies passed every check */
+	int copy_err[VOL_NCOPIES]; /* -errno of each failed copy */
+	bool copies_differ;      /* both fine, but not identical */
+};
+
+/*
+ * vol_from_disk() - parse one 4096-byte copy. Order (cryptsetup's):
+ * magic, then the CRC-32C, then version and every size and value against
+ * hard bounds (Argon2 costs included, so nothing absurd is ever
+ * allocated), then conversion. Reserved bytes must be zero.
+ * Return: 0; -EBADMSG bad magic or CRC; -EPROTONOSUPPORT a version or
+ * flag this build does not know; -EINVAL a value out of bounds.
+ */
+int vol_from_disk(struct vol_header *h, const uint8_t copy[VOL_COPY_SIZE]);
+
+/*
+ * vol_to_disk() - serialize @h into @copy, MAC it under @keys->header
+ * and set the CRC. Also refreshes h->raw.
+ */
+void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
+		 const struct vol_keys *keys);
+
+/*
+ * vol_verify_mac() - whether h->raw carries a valid MAC under @keys.
+ * Constant-time comparison.
+ */
+bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
+
+/*
+ * vol_read() - read CIPHERDIR/xtsfs.volume and parse the best copy: the
+ * primary if it is valid, else the secondary.
+ * Return: 0; -ENOENT no header file; otherwise the error of the primary
+ * copy (both failed); other -errno from the read.
+ */
+int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info);
+
+/*
+ * vol_write() - write @h (both copies, MAC'd with @keys) atomically:
+ * xtsfs.volume.tmp, fsync, rename over xtsfs.volume, fsync the
+ * directory. h->seqid is incremented first. On failure nothing but the
+ * old header remains (the temp file is removed).
+ * Return: 0 or -errno (e.g. -ENOSPC, -EACCES, -EROFS).
+ */
+int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys);
+
+/*
+ * vol_keys_new() - fresh random keys from getrandom(2), in locked memory;
+ * the contents key halves are redrawn until they differ.
+ * Return: 0, -ENOMEM or -errno from getrandom.
+ */
+int vol_keys_new(struct vol_keys **out);
+
+/* vol_keys_free() - wipe and free; NULL ok. */
+void vol_keys_free(struct vol_keys *keys);
+
+/*
+ * vol_slot_store() - make slot @slot active for @pass: new random salt,
+ * Argon2id with @kdf, wrap of @keys.
+ * Return: 0; -EINVAL bad slot or parameters; -ENOMEM.
+ */
+int vol_slot_store(struct vol_header *h, int slot, const char *pass,
+		   size_t passlen, const struct kdf_params *kdf,
+		   const struct vol_keys *keys);
+
+/*
+ * vol_slot_open() - try @pass on slot @slot.
+ * Return: 0 with the keys in *out (locked memory); -EACCES the
+ * passphrase does not open this slot; -ENOENT slot empty; -ENOMEM.
+ */
+int vol_slot_open(const struct vol_header *h, int slot, const char *pass,
+		  size_t passlen, struct vol_keys **out);
+
+/* vol_slot_count() - number of active slots. */
+int vol_slot_count(const struct vol_header *h);
+
+/*
+ * struct vol_unlock_req - how to unlock.
+ */
+struct vol_unlock_req {
+	const struct pass_source *pass;  /* passphrase source, or NULL */
+	const char *volume_key_file;     /* raw volume key (hex), or NULL */
+	int slot;                        /* only this slot; -1 = any */
+};
+
+/*
+ * struct vol - an unlocked volume.
+ */
+struct vol {
+	struct vol_header hdr;       /* the copy that was used */
+	struct vol_read_info info;   /* how it was read */
+	struct vol_keys *keys;       /* locked memory */
+	int slot;                    /* slot that opened, -1 = volume key */
+};
+
+/*
+ * vol_unlock() - the unlock path of every command: read the header at
+ * @dirfd, get the passphrase (or volume key), try the slots, then verify
+ * the header MAC under the unwrapped header key.
+ * @err: a one-line reason on failure, naming @dirpath.
+ * Return: 0; -ENOENT no header; -EBADMSG both copies corrupt;
+ * -EPROTONOSUPPORT unsupported version; -EINVAL absurd values; -EACCES
+ * wrong passphrase or volume key; -EKEYREJECTED the header fails
+ * authentication (edited by someone without the key); -ENOKEY no
+ * passphrase could be read (pass_read() failed); other -errno.
+ */
+int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
+	       struct vol *out, char *err, size_t errlen);
+
+/* vol_close() - wipe the keys of @v. */
+void vol_close(struct vol *v);
+
+/*
+ * vol_key_parse() - read a volume key as printed by vol_key_format():
+ * 320 hex digits; spaces, newlines and '-' are ignored.
+ * Return: 0; -EINVAL malformed.
+ */
+int vol_key_parse(struct vol_keys *out, const char *text, size_t len);
+
+/*
+ * vol_key_format() - the volume key as hex in groups, for paper backup:
+ * 10 lines of 4 groups of 8 hex digits. @buf needs VOL_KEY_TEXT_SIZE.
+ */
+#define VOL_KEY_TEXT_SIZE 400
+void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys);
+
+/* vol_strerror() - a short phrase for the -errno values above. */
+const char *vol_strerror(int err);
+
+#endif /* XTSFS_VOLUME_H */

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared set-up for the Bats tests. Every test gets a fresh temporary
+# directory ($T) and tiny Argon2 costs; teardown removes everything it
+# made, unmounting first, even when the test failed.
+
+: "${XTSFS_BUILD:=$BATS_TEST_DIRNAME/../../build}"
+BIN="$XTSFS_BUILD/tools"
+PATH="$BIN:$PATH"
+# Tiny costs keep the suite fast; real volumes are calibrated to ~1 s.
+KDF=(--argon2-time 1 --argon2-memory 64 --argon2-lanes 1)
+
+common_setup() {
+	T=$(mktemp -d /tmp/xtsfs-bats.XXXXXX)
+	MOUNTS=()
+	printf 'correct horse battery\n' >"$T/pass"
+	printf 'second passphrase\n' >"$T/pass2"
+	printf 'wrong\n' >"$T/wrong"
+}
+
+common_teardown() {
+	local m
+	for m in "${MOUNTS[@]}"; do
+		mountpoint -q "$m" && { fusermount3 -uz "$m" 2>/dev/null || umount -l "$m"; }
+	done
+	rm -rf "$T"
+}
+
+# track_mount DIR: teardown unmounts DIR whatever happens.
+track_mount() {
+	MOUNTS+=("$1")
+}
+
+# mkvol DIR [extra mkfs args]: a volume with the passphrase in $T/pass.
+mkvol() {
+	local dir=$1
+	shift
+	xtsfs-mkfs -q "${KDF[@]}" --passfile "$T/pass" "$@" "$dir"
+}
+
+# flip_byte FILE OFFSET: invert one byte in place.
+flip_byte() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, 'rb').read())
+b[off] ^= 0xff
+open(p, 'wb').write(b)
+PY
+}
+
+# patch_copies FILE OFFSET HEXBYTES: write bytes at OFFSET in both copies
+# and recompute each copy's CRC-32C, as an attacker or a newer xtsfs would.
+patch_copies() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+p, off, hx = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3])
+b = bytearray(open(p, 'rb').read())
+for base in (0, 4096):
+    b[base + off:base + off + len(hx)] = hx
+    b[base + 4092:base + 4096] = crc32c(bytes(b[base:base + 4092])).to_bytes(4, 'little')
+open(p, 'wb').write(b)
+PY
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_volume.c - the volume header without FUSE: round trips, a table
+ * of corruptions (one generator each) with the error every one must give,
+ * the MAC against downgrades, key slots, the volume-key text format, and
+ * the file level (two copies, truncation, stale temp files, fallbacks).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "secmem.h"
+#include "testutil.h"
+#include "volume.h"
+
+static const struct kdf_params tiny = { .t_cost = 1, .m_cost_kib = 8,
+					.lanes = 1 };
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void fix_crc(uint8_t *c)
+{
+	put32(c + VOL_CRC_OFF, crc32c(c, VOL_CRC_OFF));
+}
+
+/* generators: each damages a valid copy; fix_crc() where it should pass CRC */
+static void g_flip_magic(uint8_t *c) { c[0] ^= 1; fix_crc(c); }
+static void g_zero(uint8_t *c) { memset(c, 0, VOL_COPY_SIZE); }
+static void g_flip_data(uint8_t *c) { c[2000] ^= 0x40; }
+static void g_flip_crc(uint8_t *c) { c[VOL_CRC_OFF] ^= 1; }
+static void g_version2(uint8_t *c) { put32(c + 8, 2); fix_crc(c); }
+static void g_copysize(uint8_t *c) { put32(c + 12, 8192); fix_crc(c); }
+static void g_cipher(uint8_t *c) { c[40 + 8] = '1'; fix_crc(c); }
+static void g_unit(uint8_t *c) { put32(c + 56, 512); fix_crc(c); }
+static void g_flag(uint8_t *c) { c[60] |= 0x80; fix_crc(c); }
+static void g_names(uint8_t *c) { memcpy(c + 64, "aes-256-eme", 11); fix_crc(c); }
+static void g_blobsize(uint8_t *c) { put32(c + 80, 96); fix_crc(c); }
+static void g_nslots(uint8_t *c) { put32(c + 84, 32); fix_crc(c); }
+static void g_reserved0(uint8_t *c) { c[100] = 1; fix_crc(c); }
+static void g_reserved1(uint8_t *c) { c[3000] = 1; fix_crc(c); }
+static void g_reserved2(uint8_t *c) { c[4085] = 1; fix_crc(c); }
+static void g_slot_state(uint8_t *c) { put32(c + 128, 7); fix_crc(c); }
+static void g_slot_kdf(uint8_t *c) { put32(c + 128 + 4, 2); fix_crc(c); }
+static void g_t0(uint8_t *c) { put32(c + 128 + 8, 0); fix_crc(c); }
+static void g_thuge(uint8_t *c) { put32(c + 128 + 8, 0xffffffff); fix_crc(c); }
+static void g_mhuge(uint8_t *c) { put32(c + 128 + 12, 0xffffffff); fix_crc(c); }
+static void g_m4g1(uint8_t *c) { put32(c + 128 + 12, (4u << 20) + 1); fix_crc(c); }
+static void g_msmall(uint8_t *c) { put32(c + 128 + 12, 7); fix_crc(c); }
+static void g_lanes0(uint8_t *c) { put32(c + 128 + 16, 0); fix_crc(c); }
+static void g_lanes17(uint8_t *c) { put32(c + 128 + 16, 17); fix_crc(c); }
+static void g_slot_res(uint8_t *c) { c[128 + 250] = 1; fix_crc(c); }
+static void g_empty_dirty(uint8_t *c) { c[128 + 256 + 30] = 1; fix_crc(c); }
+static void g_no_slots(uint8_t *c) { memset(c + 128, 0, 256); fix_crc(c); }
+
+static const struct {
+	const char *name;
+	void (*gen)(uint8_t *copy);
+	int want;
+} corruptions[] = {
+	{ "magic changed (CRC fixed)", g_flip_magic, -EBADMSG },
+	{ "zero-filled", g_zero, -EBADMSG },
+	{ "bit flip in the body", g_flip_data, -EBADMSG },
+	{ "bit flip in the CRC", g_flip_crc, -EBADMSG },
+	{ "future version 2", g_version2, -EPROTONOSUPPORT },
+	{ "copy size 8192", g_copysize, -EPROTONOSUPPORT },
+	{ "contents cipher renamed", g_cipher, -EPROTONOSUPPORT },
+	{ "unit size 512", g_unit, -EPROTONOSUPPORT },
+	{ "unknown flag bit", g_flag, -EPROTONOSUPPORT },
+	{ "names cipher renamed", g_names, -EPROTONOSUPPORT },
+	{ "blob size 96", g_blobsize, -EPROTONOSUPPORT },
+	{ "32 key slots", g_nslots, -EPROTONOSUPPORT },
+	{ "reserved bytes before the slots", g_reserved0, -EPROTONOSUPPORT },
+	{ "reserved bytes after the slots", g_reserved1, -EPROTONOSUPPORT },
+	{ "reserved bytes before the CRC", g_reserved2, -EPROTONOSUPPORT },
+	{ "slot state 7", g_slot_state, -EPROTONOSUPPORT },
+	{ "slot KDF 2", g_slot_kdf, -EPROTONOSUPPORT },
+	{ "argon2 time 0", g_t0, -EINVAL },
+	{ "argon2 time 2^32-1", g_thuge, -EINVAL },
+	{ "argon2 memory 2^32-1 KiB", g_mhuge, -EINVAL },
+	{ "argon2 memory 4 GiB + 1 KiB", g_m4g1, -EINVAL },
+	{ "argon2 memory below 8 KiB per lane", g_msmall, -EINVAL },
+	{ "argon2 lanes 0", g_lanes0, -EINVAL },
+	{ "argon2 lanes 17", g_lanes17, -EINVAL },
+	{ "slot reserved bytes", g_slot_res, -EPROTONOSUPPORT },
+	{ "empty slot not all zero", g_empty_dirty, -EINVAL },
+	{ "no active slot", g_no_slots, -EINVAL },
+};
+
+static struct vol_keys *keys;
+static struct vol_header hdr;
+static uint8_t good[VOL_COPY_SIZE];
+
+static void make_header(void)
+{
+	CHECK(vol_keys_new(&keys) == 0, "vol_keys_new");
+	CHECK(memcmp(keys->contents, keys->contents + 32, 32) != 0,
+	      "contents key halves equal");
+	memset(&hdr, 0, sizeof(hdr));
+	memset(hdr.uuid, 0x11, 16);
+	CHECK(vol_slot_store(&hdr, 0, "correct horse", 13, &tiny, keys) == 0,
+	      "slot store");
+	hdr.seqid = 5;
+	vol_to_disk(good, &hdr, keys);
+}
+
+static void check_roundtrip(void)
+{
+	struct vol_header h;
+
+	CHECK(vol_from_disk(&h, good) == 0, "valid copy refused");
+	CHECK(h.seqid == 5 && h.version == 1 && h.flags == 0,
+	      "fields: seqid %llu version %u flags %u",
+	      (unsigned long long)h.seqid, h.version, h.flags);
+	CHECK(!memcmp(h.uuid, hdr.uuid, 16), "uuid");
+	CHECK(vol_slot_count(&h) == 1 && h.slots[0].active, "slots");
+	CHECK(h.slots[0].kdf.t_cost == 1 && h.slots[0].kdf.m_cost_kib == 8 &&
+	      h.slots[0].kdf.lanes == 1, "kdf params");
+	CHECK(vol_verify_mac(&h, keys), "MAC of a fresh header fails");
+	CHECK(!memcmp(good, "XTSFSVOL", 8), "magic");
+}
+
+static void check_corruptions(void)
+{
+	uint8_t c[VOL_COPY_SIZE];
+	struct vol_header h;
+
+	for (size_t i = 0; i < sizeof(corruptions) / sizeof(corruptions[0]); i++) {
+		int got;
+
+		memcpy(c, good, sizeof(c));
+		corruptions[i].gen(c);
+		got = vol_from_disk(&h, c);
+		CHECK(got == corruptions[i].want, "%s: got %d (%s), want %d",
+		      corruptions[i].name, got, strerror(-got),
+		      corruptions[i].want);
+	}
+	/* every single-bit flip anywhere is caught */
+	for (size_t off = 0; off < VOL_COPY_SIZE; off++) {
+		memcpy(c, good, sizeof(c));
+		c[off] ^= (uint8_t)(1u << (off % 8));
+		CHECK(vol_from_disk(&h, c) != 0, "bit flip at %zu accepted", off);
+	}
+}
+
+static void check_mac(void)
+{
+	uint8_t c[VOL_COPY_SIZE];
+	struct vol_header h;
+
+	/* Downgrade to plaintext names, with a valid CRC: parses, MAC fails. */
+	memcpy(c, good, sizeof(c));
+	c[60] |= VOL_FLAG_PLAINTEXT_NAMES;
+	memset(c + 64, 0, 16);
+	fix_crc(c);
+	CHECK(vol_from_disk(&h, c) == 0, "edited header does not parse");
+	CHECK(!vol_verify_mac(&h, keys), "downgrade not detected by the MAC");
+	/* seqid rollback / any edit likewise */
+	memcpy(c, good, sizeof(c));
+	c[16] ^= 1;
+	fix_crc(c);
+	CHECK(vol_from_disk(&h, c) == 0 && !vol_verify_mac(&h, keys),
+	      "seqid edit not detected");
+}
+
+static void check_slots(void)
+{
+	struct vol_keys *k = NULL;
+	struct vol_header h;
+
+	CHECK(vol_from_disk(&h, good) == 0, "parse");
+	CHECK(vol_slot_open(&h, 0, "correct horse", 13, &k) == 0,
+	      "right passphrase refused");
+	CHECK(k && !memcmp(k, keys, sizeof(*k)), "unwrapped keys differ");
+	vol_keys_free(k);
+	CHECK(vol_slot_open(&h, 0, "correct horsf", 13, &k) == -EACCES,
+	      "wrong passphrase accepted");
+	CHECK(k == NULL, "keys returned on failure");
+	CHECK(vol_slot_open(&h, 0, "correct horse", 12, &k) == -EACCES,
+	      "prefix of the passphrase accepted");
+	CHECK(vol_slot_open(&h, 1, "correct horse", 13, &k) == -ENOENT,
+	      "empty slot opened");
+	CHECK(vol_slot_open(&h, 8, "x", 1, &k) == -EINVAL, "slot 8 accepted");
+	CHECK(vol_slot_store(&h, 8, "x", 1, &tiny, keys) == -EINVAL,
+	      "store into slot 8");
+	/* a second slot with another passphrase opens the same keys */
+	CHECK(vol_slot_store(&h, 3, "second", 6, &tiny, keys) == 0, "store 3");
+	CHECK(vol_slot_open(&h, 3, "second", 6, &k) == 0 &&
+	      !memcmp(k, keys, sizeof(*k)), "slot 3");
+	vol_keys_free(k);
+	CHECK(vol_slot_open(&h, 3, "correct horse", 13, &k) == -EACCES,
+	      "slot 3 opened by slot 0's passphrase");
+	CHECK(memcmp(h.slots[0].salt, h.slots[3].salt, 32) != 0,
+	      "salts repeat");
+}
+
+static void check_keytext(void)
+{
+	char text[VOL_KEY_TEXT_SIZE];
+	struct vol_keys *k = secmem_alloc(sizeof(*k));
+
+	vol_key_format(text, keys);
+	CHECK(strlen(text) == 10 * 36, "key text length %zu", strlen(text));
+	CHECK(vol_key_parse(k, text, strlen(text)) == 0 &&
+	      !memcmp(k, keys, sizeof(*k)), "key text round trip");
+	CHECK(vol_key_parse(k, text, strlen(text) - 2) == -EINVAL,
+	      "short key accepted");
+	text[5] = 'g';
+	CHECK(vol_key_parse(k, text, strlen(text)) == -EINVAL,
+	      "non-hex accepted");
+	secmem_free(k);
+}
+
+static int write_file(int dfd, const char *name, const uint8_t *p, size_t len)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, p, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void check_files(void)
+{
+	char dir[] = "/tmp/xtsfs-test-volume-XXXXXX";
+	uint8_t file[VOL_FILE_SIZE];
+	struct vol_header h;
+	struct vol_read_info info;
+	struct stat st;
+	int dfd;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(vol_read(dfd, &h, &info) == -ENOENT, "missing header");
+	h = hdr;
+	CHECK(vol_write(dfd, &h, keys) == 0, "vol_write");
+	CHECK(h.seqid == 6, "seqid not bumped: %llu",
+	      (unsigned long long)h.seqid);
+	CHECK(fstatat(dfd, VOL_FILE_NAME, &st, 0) == 0 &&
+	      st.st_size == VOL_FILE_SIZE && (st.st_mode & 0777) == 0400,
+	      "size %lld mode %o", (long long)st.st_size, st.st_mode & 0777);
+	CHECK(fstatat(dfd, VOL_TMP_NAME, &st, 0) != 0, "temp file left");
+	CHECK(vol_read(dfd, &h, &info) == 0 && info.copy_used == 0 &&
+	      info.copy_ok[0] && info.copy_ok[1] && !info.copies_differ,
+	      "fresh file");
+	{
+		int fd = openat(dfd, VOL_FILE_NAME, O_RDONLY);
+
+		CHECK(read(fd, file, sizeof(file)) == sizeof(file), "read");
+		close(fd);
+	}
+	CHECK(!memcmp(file, file + VOL_COPY_SIZE, VOL_COPY_SIZE),
+	      "copies differ");
+	unlinkat(dfd, VOL_FILE_NAME, 0);
+
+	/* primary damaged: the secondary is used */
+	file[300] ^= 0xff;
+	write_file(dfd, VOL_FILE_NAME, file, sizeof(file));
+	CHECK(vol_read(dfd, &h, &info) == 0 && info.copy_used == 1 &&
+	      !info.copy_ok[0] && info.copy_err[0] == -EBADMSG,
+	      "secondary not used");
+	/* both damaged */
+	file[VOL_COPY_SIZE + 300] ^= 0xff;
+	write_file(dfd, VOL_FILE_NAME, file, sizeof(file));
+	CHECK(vol_read(dfd, &h, &info) == -EBADMSG, "both damaged accepted");
+	file[300] ^= 0xff;
+	file[VOL_COPY_SIZE + 300] ^= 0xff;
+	/* truncated to one copy: the primary still works */
+	write_file(dfd, VOL_FILE_NAME, file, VOL_COPY_SIZE);
+	CHECK(vol_read(dfd, &h, &info) == 0 && info.copy_used == 0 &&
+	      !info.copy_ok[1], "one copy");
+	/* truncated inside the primary: nothing */
+	write_file(dfd, VOL_FILE_NAME, file, 100);
+	CHECK(vol_read(dfd, &h, &info) == -EBADMSG, "truncated accepted");
+	write_file(dfd, VOL_FILE_NAME, file, 0);
+	CHECK(vol_read(dfd, &h, &info) == -EBADMSG, "empty file accepted");
+	/* a future version in both copies is reported as such */
+	put32(file + 8, 9);
+	fix_crc(file);
+	memcpy(file + VOL_COPY_SIZE, file, VOL_COPY_SIZE);
+	write_file(dfd, VOL_FILE_NAME, file, sizeof(file));
+	CHECK(vol_read(dfd, &h, &info) == -EPROTONOSUPPORT, "version");
+	/* a stale temp file from a crash is ignored, then replaced */
+	h = hdr;
+	CHECK(vol_write(dfd, &h, keys) == 0, "rewrite");
+	write_file(dfd, VOL_TMP_NAME, (const uint8_t *)"junk", 4);
+	CHECK(vol_read(dfd, &h, &info) == 0, "stale temp file disturbs");
+	CHECK(vol_write(dfd, &h, keys) == 0, "write over a stale temp file");
+	CHECK(fstatat(dfd, VOL_TMP_NAME, &st, 0) != 0, "temp file left");
+
+	/* the unlock path, with a passphrase file */
+	{
+		struct vol v;
+		struct pass_source src = { PASS_FILE, NULL };
+		struct vol_unlock_req req = { .pass = &src, .slot = -1 };
+		char err[512], pf[300];
+
+		snprintf(pf, sizeof(pf), "%s/pass", dir);
+		src.arg = pf;
+		write_file(AT_FDCWD, pf, (const uint8_t *)"correct horse\n", 14);
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == 0,
+		      "unlock: %s", err);
+		CHECK(v.slot == 0 && v.keys && !memcmp(v.keys, keys,
+						       sizeof(*keys)), "keys");
+		vol_close(&v);
+		write_file(AT_FDCWD, pf, (const uint8_t *)"wrong\n", 6);
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -EACCES, "wrong passphrase");
+		CHECK(strstr(err, "wrong passphrase") && strstr(err, dir),
+		      "message: %s", err);
+		unlink(pf);
+	}
+	unlinkat(dfd, VOL_FILE_NAME, 0);
+	close(dfd);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	make_header();
+	check_roundtrip();
+	check_corruptions();
+	check_mac();
+	check_slots();
+	check_keytext();
+	check_files();
+	vol_keys_free(keys);
+	printf("%s\n", test_failures ? "FAILED" : "ok");
+	return test_failures ? 1 : 0;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common.c - shared option handling, messages and exit codes (common.h).
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secmem.h"
+#include "xts.h"
+
+static int parse_u32(const char *arg, uint32_t min, uint32_t max,
+		     uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* see common.h */
+void common_init(struct common_opts *o, const char *prog)
+{
+	memset(o, 0, sizeof(*o));
+	o->pass.kind = PASS_AUTO;
+	o->unlock_ms = 1000;
+	/* No core dump or ptrace of a process that will hold keys. */
+	if (secmem_harden_process() != 0)
+		fprintf(stderr, "%s: warning: cannot disable core dumps\n",
+			prog);
+}
+
+/* see common.h */
+int common_opt(struct common_opts *o, int opt, const char *arg,
+	       const char *prog)
+{
+	uint32_t v;
+
+	switch (opt) {
+	case OPT_PASSFILE:
+	case OPT_EXTPASS:
+		if (o->pass_given) {
+			fprintf(stderr, "%s: give only one of --passfile and "
+				"--extpass\n", prog);
+			return -1;
+		}
+		o->pass.kind = opt == OPT_PASSFILE ? PASS_FILE : PASS_EXTPASS;
+		o->pass.arg = arg;
+		o->pass_given = true;
+		return 1;
+	case OPT_VOLUME_KEY_FILE:
+		o->volume_key_file = arg;
+		return 1;
+	case OPT_CIPHER:
+		o->cipher = arg;
+		return 1;
+	case OPT_ARGON2_TIME:
+		if (parse_u32(arg, 1, KDF_T_MAX, &v))
+			goto bad;
+		o->kdf.t_cost = v;
+		return 1;
+	case OPT_ARGON2_MEMORY:
+		if (parse_u32(arg, 8, KDF_M_MAX, &v))
+			goto bad;
+		o->kdf.m_cost_kib = v;
+		return 1;
+	case OPT_ARGON2_LANES:
+		if (parse_u32(arg, 1, KDF_LANES_MAX, &v))
+			goto bad;
+		o->kdf.lanes = v;
+		return 1;
+	case OPT_UNLOCK_TIME:
+		if (parse_u32(arg, 1, 600000, &v))
+			goto bad;
+		o->unlock_ms = v;
+		return 1;
+	default:
+		return 0;
+	}
+bad:
+	fprintf(stderr, "%s: invalid value '%s' (see --help for the range)\n",
+		prog, arg);
+	return -1;
+}
+
+/* see common.h */
+int common_choose_cipher(const struct common_opts *o, const char *prog,
+			 const char **name)
+{
+	const struct xts_backend *be;
+
+	if (xts_choose(o->cipher, &be) != 0) {
+		fprintf(stderr, "%s: %s\n", prog, xts_choose_error());
+		return XTSFS_EXIT_CIPHER;
+	}
+	if (name)
+		*name = be->name;
+	return 0;
+}
+
+/* see common.h */
+int exit_code_for(int err)
+{
+	switch (err) {
+	case 0:
+		return XTSFS_EXIT_OK;
+	case -ENOENT:
+		return XTSFS_EXIT_NOVOLUME;
+	case -EBADMSG:
+	case -EPROTONOSUPPORT:
+	case -EINVAL:
+	case -EKEYREJECTED:
+		return XTSFS_EXIT_CORRUPT;
+	case -EACCES:
+		return XTSFS_EXIT_PASSPHRASE;
+	case -ENOKEY:
+		return XTSFS_EXIT_NOPASS;
+	default:
+		return XTSFS_EXIT_FAILURE;
+	}
+}
+
+/* see common.h */
+void progress(const struct common_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet || !isatty(STDERR_FILENO))
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* see common.h */
+int open_cipherdir(const char *prog, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+	return fd;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * common.h - what every xtsfs command shares: the passphrase-source
+ * options, the cipher-core option, messages and exit codes.
+ */
+#ifndef XTSFS_TOOLS_COMMON_H
+#define XTSFS_TOOLS_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "exitcodes.h"
+#include "kdf.h"
+#include "passphrase.h"
+
+/* Options every command that reads a passphrase accepts. */
+struct common_opts {
+	struct pass_source pass;       /* --passfile / --extpass / auto */
+	bool pass_given;               /* one of them was on the command line */
+	const char *volume_key_file;   /* --volume-key-file */
+	const char *cipher;            /* --cipher, or NULL (XTSFS_CIPHER/auto) */
+	struct kdf_params kdf;         /* --argon2-*; 0 = calibrate */
+	unsigned int unlock_ms;        /* --unlock-time, default 1000 */
+	bool quiet;                    /* --quiet */
+};
+
+/* Long-option ids shared by the tools (above any short option char). */
+enum {
+	OPT_PASSFILE = 256,
+	OPT_EXTPASS,
+	OPT_VOLUME_KEY_FILE,
+	OPT_CIPHER,
+	OPT_ARGON2_TIME,
+	OPT_ARGON2_MEMORY,
+	OPT_ARGON2_LANES,
+	OPT_UNLOCK_TIME,
+	OPT_TOOL_BASE, /* first id free for a tool's own options */
+};
+
+#define COMMON_PASS_LONGOPTS                                                \
+	{ "passfile", required_argument, NULL, OPT_PASSFILE },              \
+	{ "extpass", required_argument, NULL, OPT_EXTPASS },                \
+	{ "volume-key-file", required_argument, NULL, OPT_VOLUME_KEY_FILE }, \
+	{ "cipher", required_argument, NULL, OPT_CIPHER }
+
+#define COMMON_KDF_LONGOPTS                                                 \
+	{ "argon2-time", required_argument, NULL, OPT_ARGON2_TIME },        \
+	{ "argon2-memory", required_argument, NULL, OPT_ARGON2_MEMORY },    \
+	{ "argon2-lanes", required_argument, NULL, OPT_ARGON2_LANES },      \
+	{ "unlock-time", required_argument, NULL, OPT_UNLOCK_TIME }
+
+/* The help text for the options above. */
+#define COMMON_PASS_HELP                                                    \
+"Passphrase (never on the command line):\n"                                 \
+"      --passfile=FILE     read it from the first line of FILE\n"           \
+"      --extpass=CMD       run CMD (with /bin/sh) and read its first line\n" \
+"                          of output, e.g. --extpass='systemd-ask-password x'\n" \
+"                          default: the terminal without echo, or stdin if\n" \
+"                          it is not a terminal\n"                          \
+"      --volume-key-file=FILE  use the raw volume key saved from\n"         \
+"                          xtsfs-mkfs --print-volume-key instead\n"         \
+"      --cipher=CORE       cipher core: auto, vaes, aesni or software\n"    \
+"                          (default: XTSFS_CIPHER, else auto)\n"
+
+#define COMMON_KDF_HELP                                                     \
+"Argon2id cost of a new key slot (calibrated to --unlock-time unless both\n" \
+"--argon2-time and --argon2-memory are given):\n"                           \
+"      --argon2-time=N     iterations (1..1000)\n"                          \
+"      --argon2-memory=KiB memory in KiB (default: up to 1 GiB, at least\n" \
+"                          64 MiB when calibrated)\n"                       \
+"      --argon2-lanes=N    parallelism (1..16, default min(4, CPUs))\n"     \
+"      --unlock-time=MS    target unlock time on this machine (default 1000)\n"
+
+/*
+ * common_opt() - handle @opt if it is a shared option.
+ * Return: 1 handled, 0 not a shared option, -1 bad value (message printed).
+ */
+int common_opt(struct common_opts *o, int opt, const char *arg,
+	       const char *prog);
+
+/* common_init() - defaults; also hardens the process (no core dumps). */
+void common_init(struct common_opts *o, const char *prog);
+
+/*
+ * common_choose_cipher() - pick and self-test the cipher core; prints the
+ * error and returns XTSFS_EXIT_CIPHER on failure, else 0.
+ */
+int common_choose_cipher(const struct common_opts *o, const char *prog,
+			 const char **name);
+
+/* exit_code_for() - the exit code for a -errno from the volume layer. */
+int exit_code_for(int err);
+
+/* xprintf to stderr unless quiet; a progress line on a terminal only. */
+void progress(const struct common_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * open_cipherdir() - open @path as a directory (O_DIRECTORY|O_PATH is not
+ * enough: we fsync it). Prints "prog: path: reason" on failure.
+ * Return: fd or -1.
+ */
+int open_cipherdir(const char *prog, const char *path);
+
+#endif /* XTSFS_TOOLS_COMMON_H */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xtsfs-mkfs - make a new xtsfs volume: random volume keys, one key slot
+ * for the passphrase (Argon2id calibrated to this machine), and the
+ * volume header written atomically (doc/FORMAT.md section 2).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "config.h"
+#include "volume.h"
+
+#define PROG "xtsfs-mkfs"
+
+enum { OPT_FORCE = OPT_TOOL_BASE, OPT_PLAINTEXT, OPT_PRINT_KEY };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [OPTION]... CIPHERDIR\n"
+"Make a new xtsfs volume in CIPHERDIR (created if missing; must be empty).\n"
+"Asks for the passphrase twice on a terminal, without echo.\n"
+"\n"
+"  -f, --force             accept a CIPHERDIR that is not empty\n"
+"      --plaintext-names   do not encrypt file names (contents still are)\n"
+"      --print-volume-key  print the raw volume key once, for a paper\n"
+"                          backup (whoever has it can read the volume)\n"
+"  -q, --quiet             print nothing but errors\n"
+COMMON_PASS_HELP
+COMMON_KDF_HELP
+"  -h, --help              show this help and exit\n"
+"  -V, --version           show the version and exit\n"
+"\n"
+"Example:\n"
+"  " PROG " /srv/vault && xtsfs /srv/vault /mnt/plain\n"
+"\n"
+"Exit status: 0 ok, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
+"7 directory not empty or already a volume, 8 no usable passphrase.\n");
+}
+
+/* Is @fd an empty directory (ignoring our stale temp file)? */
+static int dir_is_empty(int fd)
+{
+	int dup_fd = dup(fd);
+	DIR *d;
+	struct dirent *e;
+	int empty = 1;
+
+	if (dup_fd < 0)
+		return -errno;
+	d = fdopendir(dup_fd);
+	if (!d) {
+		close(dup_fd);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		empty = 0;
+		break;
+	}
+	closedir(d);
+	return empty;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "plaintext-names", no_argument, NULL, OPT_PLAINTEXT },
+		{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		COMMON_PASS_LONGOPTS,
+		COMMON_KDF_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct common_opts o;
+	bool force = false, plaintext = false, print_key = false;
+	const char *dir, *core;
+	struct vol_header *h = NULL;
+	struct vol_keys *keys = NULL;
+	char *pass = NULL, err[512], keytext[VOL_KEY_TEXT_SIZE];
+	size_t passlen;
+	double t0, unlock_ms;
+	int opt, rc, dfd = -1, ret = XTSFS_EXIT_FAILURE;
+	struct stat st;
+
+	common_init(&o, PROG);
+	while ((opt = getopt_long(argc, argv, "fqhV", opts, NULL)) != -1) {
+		rc = common_opt(&o, opt, optarg, PROG);
+		if (rc < 0)
+			return XTSFS_EXIT_USAGE;
+		if (rc > 0)
+			continue;
+		switch (opt) {
+		case 'f':
+			force = true;
+			break;
+		case OPT_PLAINTEXT:
+			plaintext = true;
+			break;
+		case OPT_PRINT_KEY:
+			print_key = true;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return XTSFS_EXIT_OK;
+		case 'V':
+			printf(PROG " %s\n", XTSFS_VERSION);
+			return XTSFS_EXIT_OK;
+		default:
+			usage(stderr);
+			return XTSFS_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, PROG ": expected one CIPHERDIR (see --help)\n");
+		return XTSFS_EXIT_USAGE;
+	}
+	if (o.volume_key_file) {
+		fprintf(stderr, PROG ": --volume-key-file makes no sense here: "
+			"mkfs makes new keys\n");
+		return XTSFS_EXIT_USAGE;
+	}
+	dir = argv[optind];
+	rc = common_choose_cipher(&o, PROG, &core);
+	if (rc)
+		return rc;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, PROG ": cannot create %s: %s\n", dir,
+			strerror(errno));
+		return XTSFS_EXIT_FAILURE;
+	}
+	dfd = open_cipherdir(PROG, dir);
+	if (dfd < 0)
+		return XTSFS_EXIT_FAILURE;
+	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		fprintf(stderr, PROG ": %s already holds an xtsfs volume "
+			"(%s); refusing to overwrite it\n", dir, VOL_FILE_NAME);
+		ret = XTSFS_EXIT_EXISTS;
+		goto out;
+	}
+	rc = dir_is_empty(dfd);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-rc));
+		goto out;
+	}
+	if (!rc && !force) {
+		fprintf(stderr, PROG ": %s is not empty; use --force to make "
+			"a volume there anyway\n", dir);
+		ret = XTSFS_EXIT_EXISTS;
+		goto out;
+	}
+	/* Fail early, before asking anything, if we cannot write here. */
+	if (faccessat(dfd, ".", W_OK, AT_EACCESS) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+
+	{
+		char prompt[4200];
+
+		snprintf(prompt, sizeof(prompt), "New passphrase for %s: ", dir);
+		rc = pass_read(&o.pass, prompt, true, &pass, &passlen, err,
+			       sizeof(err));
+	}
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		ret = XTSFS_EXIT_NOPASS;
+		goto out;
+	}
+
+	if (!(o.kdf.t_cost && o.kdf.m_cost_kib))
+		progress(&o, PROG ": measuring Argon2id on this machine for a "
+			 "%u ms unlock...\n", o.unlock_ms);
+	rc = kdf_calibrate(&o.kdf, o.unlock_ms);
+	if (rc) {
+		fprintf(stderr, PROG ": Argon2id parameters: %s\n",
+			rc == -ENOMEM ? "out of memory" : "out of range");
+		goto out;
+	}
+
+	h = calloc(1, sizeof(*h));
+	rc = h ? vol_keys_new(&keys) : -ENOMEM;
+	if (rc) {
+		fprintf(stderr, PROG ": cannot make keys: %s\n", strerror(-rc));
+		goto out;
+	}
+	if (getrandom(h->uuid, sizeof(h->uuid), 0) != sizeof(h->uuid)) {
+		fprintf(stderr, PROG ": getrandom: %s\n", strerror(errno));
+		goto out;
+	}
+	h->flags = plaintext ? VOL_FLAG_PLAINTEXT_NAMES : 0;
+	t0 = now_ms();
+	rc = vol_slot_store(h, 0, pass, passlen, &o.kdf, keys);
+	unlock_ms = now_ms() - t0; /* one derivation = one unlock */
+	pass_free(pass);
+	pass = NULL;
+	if (rc) {
+		fprintf(stderr, PROG ": cannot store the key slot: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	rc = vol_write(dfd, h, keys);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot write %s/%s: %s (nothing was "
+			"written)\n", dir, VOL_FILE_NAME, strerror(-rc));
+		goto out;
+	}
+	if (!o.quiet) {
+		printf("Created an xtsfs volume in %s\n", dir);
+		printf("  cipher core:  %s (self-test passed)\n", core);
+		printf("  contents:     aes-256-xts, 4096-byte units\n");
+		printf("  names:        %s\n", plaintext ? "plaintext "
+		       "(not encrypted)" : "aes-256-siv (encrypted)");
+		printf("  key slot 0:   argon2id, %u iterations, %u KiB, %u "
+		       "lanes\n", o.kdf.t_cost, o.kdf.m_cost_kib, o.kdf.lanes);
+		printf("  unlock time:  %.0f ms on this machine\n", unlock_ms);
+	}
+	if (print_key) {
+		vol_key_format(keytext, keys);
+		printf("\nVolume key (write it down and keep it safe; anyone "
+		       "who has it can read\nthis volume, with or without a "
+		       "passphrase):\n\n%s\n", keytext);
+		explicit_bzero(keytext, sizeof(keytext));
+	}
+	if (!o.quiet)
+		printf("Mount it with: xtsfs %s MOUNTPOINT\n", dir);
+	ret = XTSFS_EXIT_OK;
+out:
+	pass_free(pass);
+	vol_keys_free(keys);
+	free(h);
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}
