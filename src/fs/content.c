@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * content.c - plaintext ranges on an encrypted lower file
+ * (doc/FORMAT.md 3.4-3.6; see content.h).
+ *
+ * Terms: "unit" u covers plaintext [4096u, 4096u + len(u)) and is stored
+ * at lower offset 40 + 4096u with the same length. len(u) is 4096 except
+ * for the last unit of the file. The last unit is encrypted with XTS
+ * ciphertext stealing when it has 16..4095 bytes, and as a *short tail*
+ * (a 16-byte block split between the data and the header's tail slot)
+ * when it has 1..15 bytes. A unit whose stored bytes are all zero is a
+ * hole and reads as zeros.
+ */
+#include "content.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define U CONTENT_UNIT
+#define H CONTENT_HDR_SIZE
+#define TAIL_MAX 15 /* longest short tail */
+
+static const uint8_t hdr_magic[4] = { 'x', 't', 's', 'f' };
+
+_Static_assert(CONTENT_SLOT_OFF + XTS_BLOCK_SIZE == H, "slot ends the header");
+
+/* ---- small helpers ---------------------------------------------------- */
+
+/* Length of unit @u in a file of @size bytes (0 if past the end). */
+static uint32_t unit_len(uint64_t size, uint64_t u)
+{
+	uint64_t start = u * U;
+
+	if (start >= size)
+		return 0;
+	return size - start >= U ? U : (uint32_t)(size - start);
+}
+
+static bool has_tail(uint64_t size)
+{
+	return size % U != 0 && size % U <= TAIL_MAX;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	/* Ciphertext is almost never zero at byte 0: this exits at once. */
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + got, len - got,
+				  (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* A short pread of data the size says exists: the file changed under us. */
+static int read_exact(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = pread_full(fd, buf, len, off);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/*
+ * Per-thread bounce buffer: one allocation per worker thread, reused by
+ * every request (no malloc per read or write), freed when the thread ends.
+ */
+struct bounce {
+	uint8_t *p;   /* 64-byte aligned */
+	size_t cap;   /* bytes */
+};
+
+static pthread_key_t bounce_key;
+static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+
+static void bounce_free(void *arg)
+{
+	struct bounce *b = arg;
+
+	free(b->p);
+	free(b);
+}
+
+static void bounce_init(void)
+{
+	(void)pthread_key_create(&bounce_key, bounce_free);
+}
+
+static uint8_t *bounce_get(size_t len)
+{
+	struct bounce *b;
+
+	pthread_once(&bounce_once, bounce_init);
+	b = pthread_getspecific(bounce_key);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b || pthread_setspecific(bounce_key, b)) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (b->cap < len) {
+		size_t cap = len < (1u << 20) + 2 * U ? (1u << 20) + 2 * U : len;
+		void *p;
+
+		if (posix_memalign(&p, 64, cap))
+			return NULL;
+		free(b->p);
+		b->p = p;
+		b->cap = cap;
+	}
+	return b->p;
+}
+
+/* ---- one unit ----------------------------------------------------------- */
+
+/* Tweak input of the short tail of @n bytes in unit @u (FORMAT 3.5). */
+static void tail_tweak(uint8_t tw[16], const uint8_t id[16], uint64_t u,
+		       uint32_t n)
+{
+	uint64_t v = (UINT64_C(1) << 63) + n;
+
+	xts_unit_tweak(tw, id, u);
+	for (int b = 0; b < 8; b++)
+		tw[8 + b] ^= (uint8_t)(v >> (8 * b));
+}
+
+/*
+ * Decrypt unit @u of @len bytes from @c into @p (may be the same).
+ * @slot: the header's tail slot (only read when len < 16).
+ */
+static int unit_decrypt(const struct xts_ctx *xts, const uint8_t id[16],
+			uint64_t u, uint32_t len, const uint8_t *c,
+			const uint8_t slot[16], uint8_t *p)
+{
+	uint8_t tw[16], blk[16];
+
+	if (len > TAIL_MAX) {
+		if (all_zero(c, len)) {
+			memset(p, 0, len);
+			return 0;
+		}
+		if (len == U)
+			return xts_decrypt_units(xts, p, c, 1, id, u);
+		xts_unit_tweak(tw, id, u);
+		return xts_decrypt_one(xts, p, c, len, tw);
+	}
+	memcpy(blk, c, len);
+	memcpy(blk + len, slot + len, 16 - len);
+	if (all_zero(blk, 16)) {
+		memset(p, 0, len);
+		return 0;
+	}
+	tail_tweak(tw, id, u, len);
+	xts_decrypt_one(xts, blk, blk, 16, tw);
+	if (!all_zero(blk + len, 16 - len)) {
+		explicit_bzero(blk, sizeof(blk));
+		return -EIO; /* torn or tampered tail: no plaintext we trust */
+	}
+	memcpy(p, blk, len);
+	explicit_bzero(blk, sizeof(blk));
+	return 0;
+}
+
+/*
+ * Encrypt unit @u of @len bytes from @p into @c. For a short tail,
+ * @slot receives the new tail slot.
+ */
+static void unit_encrypt(const struct xts_ctx *xts, const uint8_t id[16],
+			 uint64_t u, uint32_t len, const uint8_t *p,
+			 uint8_t *c, uint8_t slot[16])
+{
+	uint8_t tw[16], blk[16];
+
+	if (len == U) {
+		xts_encrypt_units(xts, c, p, 1, id, u);
+		return;
+	}
+	if (len > TAIL_MAX) {
+		xts_unit_tweak(tw, id, u);
+		xts_encrypt_one(xts, c, p, len, tw);
+		return;
+	}
+	memset(blk, 0, sizeof(blk));
+	memcpy(blk, p, len);
+	tail_tweak(tw, id, u, len);
+	xts_encrypt_one(xts, blk, blk, 16, tw);
+	memcpy(c, blk, len);
+	memset(slot, 0, 16);
+	memcpy(slot + len, blk + len, 16 - len);
+}
+
+static int read_slot(int fd, uint8_t slot[16])
+{
+	return read_exact(fd, slot, 16, CONTENT_SLOT_OFF);
+}
+
+static int write_slot(int fd, const uint8_t slot[16])
+{
+	return pwrite_full(fd, slot, 16, CONTENT_SLOT_OFF);
+}
+
+/*
+ * Read and decrypt unit @u of a file of @size bytes into @p (4096 bytes,
+ * zero-filled past the unit's length). @slot: the current tail slot.
+ */
+static int unit_load(const struct xts_ctx *xts, int fd, const uint8_t id[16],
+		     uint64_t size, uint64_t u, const uint8_t slot[16],
+		     uint8_t p[U])
+{
+	uint32_t len = unit_len(size, u);
+	int err;
+
+	memset(p, 0, U);
+	if (!len)
+		return 0;
+	err = read_exact(fd, p, len, H + u * U);
+	if (err)
+		return err;
+	return unit_decrypt(xts, id, u, len, p, slot, p);
+}
+
+/* ---- header ------------------------------------------------------------- */
+
+/* see content.h */
+int64_t content_plain_size(uint64_t lower)
+{
+	if (lower == 0)
+		return 0;
+	if (lower < H)
+		return -EIO;
+	return (int64_t)(lower - H);
+}
+
+/* see content.h */
+int content_init_header(int fd, struct content_hdr *hdr)
+{
+	uint8_t buf[H] = { 0 };
+	size_t got = 0;
+
+	while (got < sizeof(hdr->id)) {
+		ssize_t n = getrandom(hdr->id + got, sizeof(hdr->id) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	memcpy(buf, hdr_magic, 4);
+	buf[4] = 1; /* version, LE16 */
+	memcpy(buf + 8, hdr->id, 16);
+	return pwrite_full(fd, buf, H, 0);
+}
+
+/* see content.h */
+int content_read_header(int fd, struct content_hdr *hdr)
+{
+	uint8_t buf[H];
+	ssize_t n = pread_full(fd, buf, H, 0);
+
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ENODATA;
+	if (n < H || memcmp(buf, hdr_magic, 4) || buf[4] != 1 || buf[5] ||
+	    buf[6] || buf[7])
+		return -EIO;
+	memcpy(hdr->id, buf + 8, 16);
+	return 0;
+}
+
+/* ---- read --------------------------------------------------------------- */
+
+/* see content.h */
+ssize_t content_read(const struct xts_ctx *xts, int fd,
+		     const struct content_hdr *hdr, uint64_t psize,
+		     uint8_t *buf, size_t len, uint64_t off)
+{
+	uint8_t slot[16] = { 0 };
+	uint64_t u0, u1, u, span;
+	uint8_t *cb;
+	int err;
+
+	if (off >= psize || len == 0)
+		return 0;
+	if (len > psize - off)
+		len = (size_t)(psize - off);
+	u0 = off / U;
+	u1 = (off + len - 1) / U;
+	span = (u1 + 1) * U < psize ? (u1 + 1) * U - u0 * U : psize - u0 * U;
+	/* Unit-aligned reads decrypt in place in the caller's buffer. */
+	if (off % U == 0 && len == span)
+		cb = buf;
+	else if (!(cb = bounce_get(span)))
+		return -ENOMEM;
+	err = read_exact(fd, cb, span, H + u0 * U);
+	if (err)
+		return err;
+	if (has_tail(psize) && u1 == (psize - 1) / U) {
+		err = read_slot(fd, slot);
+		if (err)
+			return err;
+	}
+	for (u = u0; u <= u1;) {
+		uint32_t ulen = unit_len(psize, u);
+		uint8_t *p = cb + (u - u0) * U;
+		uint64_t run = 0;
+
+		/* Consecutive full data units go to the core in one call. */
+		while (u + run <= u1 && unit_len(psize, u + run) == U &&
+		       !all_zero(p + run * U, U))
+			run++;
+		if (run) {
+			xts_decrypt_units(xts, p, p, run, hdr->id, u);
+			u += run;
+			continue;
+		}
+		err = unit_decrypt(xts, hdr->id, u, ulen, p, slot, p);
+		if (err)
+			return err;
+		u++;
+	}
+	if (cb != buf)
+		memcpy(buf, cb + (off - u0 * U), len);
+	return (ssize_t)len;
+}
+
+/* ---- write -------------------------------------------------------------- */
+
+/*
+ * Reserve lower space for [start, start + len) without changing the size,
+ * so a full disk fails here, before anything is overwritten. Filesystems
+ * without fallocate simply skip this.
+ */
+static int reserve(int fd, uint64_t start, uint64_t len)
+{
+	if (!len)
+		return 0;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)start, (off_t)len) == 0)
+		return 0;
+	if (errno == EOPNOTSUPP || errno == ENOSYS)
+		return 0;
+	return -errno;
+}
+
+/* see content.h */
+ssize_t content_write(const struct xts_ctx *xts, int fd,
+		      const struct content_hdr *hdr, uint64_t *psize,
+		      const uint8_t *buf, size_t len, uint64_t off)
+{
+	const uint64_t old = *psize;
+	uint64_t size, u0, u1, u, span, uo = 0;
+	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
+	uint8_t tmp[U], fix_old[U], fix_new[U];
+	uint32_t lo = 0;
+	bool fix = false, tail_written = false;
+	uint8_t *cb;
+	int err;
+
+	if (len == 0)
+		return 0;
+	if (off > CONTENT_MAX_SIZE || len > CONTENT_MAX_SIZE - off)
+		return -EFBIG;
+	size = off + len > old ? off + len : old;
+	u0 = off / U;
+	u1 = (off + len - 1) / U;
+	span = (u1 + 1) * U < size ? (u1 + 1) * U - u0 * U : size - u0 * U;
+
+	if (has_tail(old)) {
+		err = read_slot(fd, old_slot);
+		if (err)
+			return err;
+	}
+	/* Growing past a short last unit turns it into a full one. */
+	if (size > old && old > 0) {
+		uo = (old - 1) / U;
+		lo = unit_len(old, uo);
+		fix = lo < U && uo < u0;
+	}
+
+	cb = bounce_get(span);
+	if (!cb)
+		return -ENOMEM;
+	for (u = u0; u <= u1;) {
+		uint32_t nlen = unit_len(size, u);
+		uint64_t start = u * U;
+		uint8_t *c = cb + (u - u0) * U;
+
+		if (off <= start && off + len >= start + nlen) {
+			/* wholly covered: encrypt straight from the caller */
+			uint64_t run = 0;
+
+			while (u + run <= u1 && unit_len(size, u + run) == U &&
+			       off + len >= (u + run + 1) * U)
+				run++;
+			if (run) {
+				xts_encrypt_units(xts, c, buf + (start - off),
+						  run, hdr->id, u);
+				u += run;
+				continue;
+			}
+			unit_encrypt(xts, hdr->id, u, nlen, buf + (start - off),
+				     c, new_slot);
+		} else {
+			/* partial: read, decrypt, patch, re-encrypt */
+			uint64_t from = off > start ? off : start;
+			uint64_t to = off + len < start + nlen ? off + len
+							       : start + nlen;
+
+			err = unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
+			if (err)
+				return err;
+			memcpy(tmp + (from - start), buf + (from - off),
+			       to - from);
+			unit_encrypt(xts, hdr->id, u, nlen, tmp, c, new_slot);
+		}
+		if (nlen <= TAIL_MAX)
+			tail_written = true;
+		u++;
+	}
+	explicit_bzero(tmp, sizeof(tmp));
+
+	/*
+	 * Fail on a full disk before overwriting anything: reserve what we
+	 * are about to write (holes inside the file need space too).
+	 */
+	err = reserve(fd, H + u0 * U, span);
+	if (!err && fix)
+		err = reserve(fd, H + uo * U, U);
+	if (err)
+		return err;
+
+	if (fix) {
+		err = read_exact(fd, fix_old, lo, H + uo * U);
+		if (!err)
+			err = unit_load(xts, fd, hdr->id, old, uo, old_slot,
+					fix_new);
+		if (err)
+			return err;
+		unit_encrypt(xts, hdr->id, uo, U, fix_new, fix_new, NULL);
+		err = pwrite_full(fd, fix_new, U, H + uo * U);
+		if (err)
+			goto restore;
+	}
+	err = pwrite_full(fd, cb, span, H + u0 * U);
+	if (err)
+		goto restore;
+	if (tail_written)
+		err = write_slot(fd, new_slot);
+	else if (has_tail(old) && !has_tail(size))
+		err = write_slot(fd, new_slot); /* zeros: no tail any more */
+	if (err)
+		goto restore;
+	*psize = size;
+	return (ssize_t)len;
+
+restore:
+	/*
+	 * Put back what lies outside the write's range: the old last unit
+	 * and the old size (a longer file would reinterpret that unit).
+	 */
+	if (fix)
+		(void)pwrite_full(fd, fix_old, lo, H + uo * U);
+	if (size > old)
+		(void)ftruncate(fd, (off_t)(H + old));
+	if (has_tail(old))
+		(void)write_slot(fd, old_slot);
+	return err;
+}
+
+/* ---- truncate ----------------------------------------------------------- */
+
+/* see content.h */
+int content_truncate(const struct xts_ctx *xts, int fd,
+		     const struct content_hdr *hdr, uint64_t *psize,
+		     uint64_t size)
+{
+	const uint64_t old = *psize;
+	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
+	uint8_t p[U], c[U], saved[U];
+	uint64_t u;
+	uint32_t olen = 0, nlen = 0;
+	bool rewrite = false;
+	int err;
+
+	if (size > CONTENT_MAX_SIZE)
+		return -EFBIG;
+	if (size == old)
+		return 0;
+	if (has_tail(old)) {
+		err = read_slot(fd, old_slot);
+		if (err)
+			return err;
+	}
+	if (size < old) {
+		/* the unit the new end falls in is re-encrypted shorter */
+		u = size / U;
+		nlen = unit_len(size, u);
+		rewrite = nlen != 0;
+	} else {
+		/* the old last unit, if short, is re-encrypted longer */
+		u = old ? (old - 1) / U : 0;
+		nlen = unit_len(size, u);
+		rewrite = old % U != 0;
+	}
+	if (rewrite) {
+		olen = unit_len(old, u);
+		err = read_exact(fd, saved, olen, H + u * U);
+		if (!err)
+			err = unit_load(xts, fd, hdr->id, old, u, old_slot, p);
+		if (err)
+			return err;
+		unit_encrypt(xts, hdr->id, u, nlen, p, c, new_slot);
+		explicit_bzero(p, sizeof(p));
+		if (size > old) {
+			err = reserve(fd, H + old, H + u * U + nlen - (H + old));
+			if (err)
+				return err;
+		}
+		err = pwrite_full(fd, c, nlen, H + u * U);
+		if (err)
+			goto restore;
+	}
+	if (ftruncate(fd, (off_t)(H + size)) != 0) {
+		err = -errno;
+		goto restore;
+	}
+	if (has_tail(size) || has_tail(old)) {
+		/* new tail: its slot; no tail any more: zeros */
+		if (!(rewrite && nlen <= TAIL_MAX))
+			memset(new_slot, 0, sizeof(new_slot));
+		err = write_slot(fd, new_slot);
+		if (err)
+			goto restore;
+	}
+	*psize = size;
+	return 0;
+restore:
+	if (rewrite)
+		(void)pwrite_full(fd, saved, olen, H + u * U);
+	(void)ftruncate(fd, (off_t)(H + old));
+	if (has_tail(old))
+		(void)write_slot(fd, old_slot);
+	return err;
+}
+
+/* ---- fallocate ---------------------------------------------------------- */
+
+/* Zero plaintext [a, b), a < b <= size: whole units become lower holes. */
+static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
+		      uint64_t size, uint64_t a, uint64_t b)
+{
+	uint8_t slot[16] = { 0 }, new_slot[16], p[U];
+	uint64_t u, ua = a / U, ub = (b - 1) / U;
+	bool tail = has_tail(size);
+	int err;
+
+	if (tail) {
+		err = read_slot(fd, slot);
+		if (err)
+			return err;
+	}
+	for (u = ua; u <= ub; u++) {
+		uint32_t len = unit_len(size, u);
+		uint64_t start = u * U;
+
+		if (a <= start && b >= start + len) {
+			/* whole unit: a hole (zeros) in the lower file */
+			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)(H + start), len) != 0) {
+				static const uint8_t zeros[U];
+
+				if (errno != EOPNOTSUPP)
+					return -errno;
+				err = pwrite_full(fd, zeros, len, H + start);
+				if (err)
+					return err;
+			}
+			if (len <= TAIL_MAX) {
+				memset(slot, 0, sizeof(slot));
+				err = write_slot(fd, slot);
+				if (err)
+					return err;
+			}
+			continue;
+		}
+		err = unit_load(xts, fd, id, size, u, slot, p);
+		if (err)
+			return err;
+		{
+			uint64_t from = a > start ? a : start;
+			uint64_t to = b < start + len ? b : start + len;
+
+			memset(p + (from - start), 0, to - from);
+		}
+		unit_encrypt(xts, id, u, len, p, p, new_slot);
+		err = pwrite_full(fd, p, len, H + start);
+		if (!err && len <= TAIL_MAX)
+			err = write_slot(fd, new_slot);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* see content.h */
+int content_fallocate(const struct xts_ctx *xts, int fd,
+		      const struct content_hdr *hdr, uint64_t *psize,
+		      int mode, uint64_t off, uint64_t len)
+{
+	uint64_t end;
+	int err;
+
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
+		     FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if (len == 0)
+		return -EINVAL;
+	if (off > CONTENT_MAX_SIZE || len > CONTENT_MAX_SIZE - off)
+		return -EFBIG;
+	end = off + len;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		/* as the kernel: punching must keep the size */
+		if (!(mode & FALLOC_FL_KEEP_SIZE) || (mode & FALLOC_FL_ZERO_RANGE))
+			return -EOPNOTSUPP;
+		if (off >= *psize)
+			return 0;
+		return zero_range(xts, fd, hdr->id, *psize, off,
+				  end < *psize ? end : *psize);
+	}
+	/* allocate first, so ENOSPC changes nothing */
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)(H + off), (off_t)len) != 0 &&
+	    errno != EOPNOTSUPP)
+		return -errno;
+	if (mode & FALLOC_FL_ZERO_RANGE && off < *psize) {
+		err = zero_range(xts, fd, hdr->id, *psize, off,
+				 end < *psize ? end : *psize);
+		if (err)
+			return err;
+	}
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > *psize)
+		return content_truncate(xts, fd, hdr, psize, end);
+	return 0;
+}
+
+/* ---- lseek -------------------------------------------------------------- */
+
+/* Is unit @u of a file of @size bytes a hole (all stored bytes zero)? */
+static int unit_is_hole(int fd, uint64_t size, uint64_t u)
+{
+	uint8_t c[U], slot[16];
+	uint32_t len = unit_len(size, u);
+	int err = read_exact(fd, c, len, H + u * U);
+
+	if (err)
+		return err;
+	if (!all_zero(c, len))
+		return 0;
+	if (len <= TAIL_MAX) {
+		err = read_slot(fd, slot);
+		if (err)
+			return err;
+		return all_zero(slot + len, 16 - len);
+	}
+	return 1;
+}
+
+/*
+ * The first hole unit in [@u, @ulast] of a file of @size bytes, or -ENOENT.
+ * Reads in chunks of up to 256 units; a unit can only be a hole if its
+ * first 16 bytes are zero (real ciphertext: probability 2^-128), and
+ * only those candidates are checked whole.
+ */
+static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
+{
+	while (u <= ulast) {
+		uint64_t n = ulast - u + 1 > 256 ? 256 : ulast - u + 1;
+		uint64_t bytes = (u + n) * U < size ? n * U : size - u * U;
+		uint8_t *c = bounce_get(bytes);
+		int err;
+
+		if (!c)
+			return -ENOMEM;
+		err = read_exact(fd, c, bytes, H + u * U);
+		if (err)
+			return err;
+		for (uint64_t k = 0; k < n; k++) {
+			uint32_t len = unit_len(size, u + k);
+			int hole;
+
+			if (!all_zero(c + k * U, len < 16 ? len : 16))
+				continue;
+			hole = unit_is_hole(fd, size, u + k);
+			if (hole < 0)
+				return hole;
+			if (hole)
+				return (int64_t)(u + k);
+		}
+		u += n;
+	}
+	return -ENOENT;
+}
+
+/* see content.h */
+int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
+{
+	uint64_t pos = off;
+
+	if (off >= psize)
+		return -ENXIO;
+	if (whence == SEEK_DATA) {
+		while (pos < psize) {
+			off_t d = lseek(fd, (off_t)(H + pos), SEEK_DATA);
+			uint64_t u;
+			int hole;
+
+			if (d < 0)
+				return errno == ENXIO ? -ENXIO : -errno;
+			if ((uint64_t)d >= H + psize)
+				return -ENXIO;
+			u = ((uint64_t)d - H) / U;
+			hole = unit_is_hole(fd, psize, u);
+			if (hole < 0)
+				return hole;
+			if (!hole)
+				return (int64_t)(u * U > pos ? u * U : pos);
+			pos = (u + 1) * U;
+		}
+		return -ENXIO;
+	}
+	if (whence != SEEK_HOLE)
+		return -EINVAL;
+	while (pos < psize) {
+		off_t h = lseek(fd, (off_t)(H + pos), SEEK_HOLE);
+		uint64_t u, ulast;
+		int64_t found;
+
+		if (h < 0)
+			return -errno;
+		/*
+		 * Units straddle lower blocks (the header shifts them by 40
+		 * bytes), and a hole punched into one unit frees no whole
+		 * lower block, so the lower "data" before the lower hole may
+		 * hold all-zero units: scan them, up to the unit after the
+		 * one where the lower hole starts.
+		 */
+		u = pos / U;
+		ulast = (uint64_t)h >= H + psize ? (psize - 1) / U
+						 : ((uint64_t)h - H) / U + 1;
+		if (ulast * U >= psize)
+			ulast = (psize - 1) / U;
+		found = scan_for_hole(fd, psize, u, ulast);
+		if (found < 0 && found != -ENOENT)
+			return found;
+		if (found >= 0)
+			return (int64_t)((uint64_t)found * U > off ?
+					 (uint64_t)found * U : off);
+		pos = (ulast + 1) * U;
+	}
+	return (int64_t)psize;
+}

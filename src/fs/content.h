@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * content.h - file contents: plaintext ranges <-> the encrypted lower
+ * file (doc/FORMAT.md section 3). No FUSE types: every function works on a
+ * lower file descriptor, so it is testable on its own.
+ *
+ * Concurrency: the caller serialises calls per lower file (one lock per
+ * lower inode, shared by all its open handles): reads may run in
+ * parallel with reads, anything that writes runs alone.
+ *
+ * Sizes: the plaintext size is always derived from the lower size
+ * (content_plain_size), never stored, so there is nothing to keep in sync.
+ */
+#ifndef XTSFS_CONTENT_H
+#define XTSFS_CONTENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xts.h"
+
+#define CONTENT_HDR_SIZE 40        /* bytes of the per-file header */
+#define CONTENT_UNIT 4096          /* bytes of one data unit */
+#define CONTENT_SLOT_OFF 24        /* header offset of the tail slot */
+#define CONTENT_MAX_SIZE ((uint64_t)INT64_MAX - CONTENT_HDR_SIZE - CONTENT_UNIT)
+
+/* struct content_hdr - the parts of a file header a reader needs. */
+struct content_hdr {
+	uint8_t id[XTS_ID_SIZE];   /* the file id (tweaks) */
+};
+
+/*
+ * content_plain_size() - plaintext size of a lower file of @lower bytes.
+ * Return: the size, or -EIO if @lower is 1..39 (no room for the header).
+ */
+int64_t content_plain_size(uint64_t lower);
+
+/*
+ * content_init_header() - write a new header with a random file id at
+ * the start of @fd (an empty lower file). Return: 0 or -errno.
+ */
+int content_init_header(int fd, struct content_hdr *hdr);
+
+/*
+ * content_read_header() - read and check the header of @fd.
+ * Return: 0; -ENODATA if the lower file is empty (no header yet);
+ * -EIO if it is too short, or its magic or version is wrong.
+ */
+int content_read_header(int fd, struct content_hdr *hdr);
+
+/*
+ * content_read() - read up to @len plaintext bytes at @off.
+ * @psize: the plaintext size (from the lower size, under the lock).
+ * Return: bytes read (0 at or past EOF), or -errno (-EIO for ciphertext
+ * that cannot be right, e.g. a torn short tail or a short lower file).
+ */
+ssize_t content_read(const struct xts_ctx *xts, int fd,
+		     const struct content_hdr *hdr, uint64_t psize,
+		     uint8_t *buf, size_t len, uint64_t off);
+
+/*
+ * content_write() - write @len plaintext bytes at @off: units wholly
+ * covered are encrypted straight from @buf, partial units are read,
+ * decrypted, patched and re-encrypted; units outside the range are never
+ * rewritten, except the old last unit when the file grows past it (it
+ * turns from a short unit into a full one). A failure (e.g. ENOSPC)
+ * restores the old size and the old last unit, so nothing outside the
+ * range is damaged.
+ * @psize: in: the size before; out: the size after (unchanged on error).
+ * Return: @len or -errno.
+ */
+ssize_t content_write(const struct xts_ctx *xts, int fd,
+		      const struct content_hdr *hdr, uint64_t *psize,
+		      const uint8_t *buf, size_t len, uint64_t off);
+
+/*
+ * content_truncate() - set the plaintext size to @size (grow with zeros,
+ * which stay sparse). @psize in/out as above. Return: 0 or -errno.
+ */
+int content_truncate(const struct xts_ctx *xts, int fd,
+		     const struct content_hdr *hdr, uint64_t *psize,
+		     uint64_t size);
+
+/*
+ * content_fallocate() - fallocate(2) on the plaintext: mode 0 and
+ * FALLOC_FL_KEEP_SIZE allocate (zeros), FALLOC_FL_PUNCH_HOLE |
+ * FALLOC_FL_KEEP_SIZE and FALLOC_FL_ZERO_RANGE zero the range (whole
+ * units become holes in the lower file). Other modes: -EOPNOTSUPP.
+ * Return: 0 or -errno.
+ */
+int content_fallocate(const struct xts_ctx *xts, int fd,
+		      const struct content_hdr *hdr, uint64_t *psize,
+		      int mode, uint64_t off, uint64_t len);
+
+/*
+ * content_seek() - SEEK_DATA / SEEK_HOLE on the plaintext, with unit
+ * granularity: a unit is a hole if all its stored bytes are zero.
+ * Return: the offset, -ENXIO past EOF (as lseek), or -errno.
+ */
+int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
+
+#endif /* XTSFS_CONTENT_H */
