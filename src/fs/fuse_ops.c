@@ -1,0 +1,1675 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fuse_ops.c - the FUSE low-level operations of xtsfs: thin handlers that
+ * translate a request, call names.c / content.c, and reply exactly once.
+ * Helpers named do_* return 0 or -errno; handlers named xfs_* reply.
+ *
+ * Every inode holds an O_PATH descriptor of its lower object. Names are
+ * encrypted with the dirid of the parent directory (doc/FORMAT.md 4);
+ * regular files go through content.c under a per-inode read-write lock
+ * shared by every handle of that lower inode (hard links included).
+ */
+#include "xfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROOT_DIRID_ZERO 1
+
+/* struct xinode - one lower object the kernel knows. */
+struct xinode {
+	struct xinode *next;       /* hash chain; table_lock */
+	int fd;                    /* O_PATH | O_NOFOLLOW of the lower object */
+	dev_t dev;                 /* lower identity ... */
+	ino_t ino;                 /* ... the table key */
+	mode_t type;               /* S_IFMT bits */
+	uint64_t nlookup;          /* kernel references; table_lock */
+	pthread_mutex_t meta_lock; /* dirid and header loading */
+	bool dirid_ok;             /* dirid[] is loaded; meta_lock */
+	uint8_t dirid[NAMES_DIRID_SIZE]; /* directories; meta_lock */
+	bool hdr_ok;               /* hdr is loaded; meta_lock */
+	struct content_hdr hdr;    /* regular files; meta_lock */
+	pthread_rwlock_t lock;     /* contents: read shared, write alone */
+};
+
+/* struct xhandle - one open regular file. */
+struct xhandle {
+	int fd;                    /* lower fd, O_RDONLY or O_RDWR */
+	struct xinode *in;         /* its inode (kernel holds a lookup) */
+	bool writable;             /* opened for writing */
+};
+
+/* struct xdir - one open directory. */
+struct xdir {
+	DIR *dp;                   /* lower directory stream */
+	off_t offset;              /* position the next readdir expects */
+	struct dirent *entry;      /* an entry read but not yet returned */
+};
+
+static bool log_syslog;
+
+/* see xfs.h */
+void xfs_log_to_syslog(void)
+{
+	log_syslog = true;
+}
+
+/* see xfs.h */
+void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static time_t window;
+	static int count;
+	char msg[1024];
+	time_t now = time(NULL);
+	va_list ap;
+
+	/* at most 20 lines a second: a corrupt tree must not flood the log */
+	pthread_mutex_lock(&lock);
+	if (now != window) {
+		window = now;
+		count = 0;
+	}
+	if (++count > 20) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	pthread_mutex_unlock(&lock);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_syslog)
+		syslog(prio, "%s: %s", fs->mountpoint, msg);
+	else
+		fprintf(stderr, "xtsfs: %s: %s\n", fs->mountpoint, msg);
+}
+
+static struct xfs *xfs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct xinode *inode_of(struct xfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? fs->root : (struct xinode *)(uintptr_t)ino;
+}
+
+/* /proc/self/fd/N: how an O_PATH descriptor is reopened for real. */
+static void proc_path(char buf[64], int fd)
+{
+	snprintf(buf, 64, "/proc/self/fd/%d", fd);
+}
+
+/* ---- the inode table ---------------------------------------------------- */
+
+static size_t bucket(const struct xfs *fs, dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
+
+	return (size_t)(h >> 20) & (fs->table_size - 1);
+}
+
+static void table_grow(struct xfs *fs)
+{
+	size_t nsize = fs->table_size * 2;
+	struct xinode **nt = calloc(nsize, sizeof(*nt));
+
+	if (!nt)
+		return; /* keep the old, slower table */
+	for (size_t i = 0; i < fs->table_size; i++) {
+		struct xinode *in = fs->table[i], *next;
+
+		for (; in; in = next) {
+			size_t b;
+
+			next = in->next;
+			fs->table_size = nsize;
+			b = bucket(fs, in->dev, in->ino);
+			fs->table_size = nsize / 2;
+			in->next = nt[b];
+			nt[b] = in;
+		}
+	}
+	free(fs->table);
+	fs->table = nt;
+	fs->table_size = nsize;
+}
+
+static struct xinode *inode_new(int fd, const struct stat *st)
+{
+	struct xinode *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->fd = fd;
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->type = st->st_mode & S_IFMT;
+	pthread_mutex_init(&in->meta_lock, NULL);
+	pthread_rwlock_init(&in->lock, NULL);
+	return in;
+}
+
+static void inode_free(struct xinode *in)
+{
+	close(in->fd);
+	pthread_mutex_destroy(&in->meta_lock);
+	pthread_rwlock_destroy(&in->lock);
+	free(in);
+}
+
+/*
+ * The inode for lower object @fd (whose stat is @st), taking one kernel
+ * reference. @fd is consumed: kept in a new inode or closed.
+ */
+static struct xinode *inode_get(struct xfs *fs, int fd, const struct stat *st)
+{
+	struct xinode *in;
+	size_t b;
+
+	pthread_mutex_lock(&fs->table_lock);
+	b = bucket(fs, st->st_dev, st->st_ino);
+	for (in = fs->table[b]; in; in = in->next)
+		if (in->dev == st->st_dev && in->ino == st->st_ino)
+			break;
+	if (in) {
+		in->nlookup++;
+		pthread_mutex_unlock(&fs->table_lock);
+		close(fd);
+		return in;
+	}
+	in = inode_new(fd, st);
+	if (!in) {
+		pthread_mutex_unlock(&fs->table_lock);
+		close(fd);
+		return NULL;
+	}
+	in->nlookup = 1;
+	in->next = fs->table[b];
+	fs->table[b] = in;
+	if (++fs->ninodes > fs->table_size * 2)
+		table_grow(fs);
+	pthread_mutex_unlock(&fs->table_lock);
+	return in;
+}
+
+static void inode_forget(struct xfs *fs, struct xinode *in, uint64_t n)
+{
+	struct xinode **pp;
+
+	if (in == fs->root)
+		return;
+	pthread_mutex_lock(&fs->table_lock);
+	if (in->nlookup > n) {
+		in->nlookup -= n;
+		pthread_mutex_unlock(&fs->table_lock);
+		return;
+	}
+	for (pp = &fs->table[bucket(fs, in->dev, in->ino)]; *pp; pp = &(*pp)->next)
+		if (*pp == in) {
+			*pp = in->next;
+			break;
+		}
+	fs->ninodes--;
+	pthread_mutex_unlock(&fs->table_lock);
+	inode_free(in);
+}
+
+/* see xfs.h */
+int xfs_init(struct xfs *fs)
+{
+	struct stat st;
+
+	pthread_mutex_init(&fs->table_lock, NULL);
+	fs->table_size = 1024;
+	fs->table = calloc(fs->table_size, sizeof(*fs->table));
+	if (!fs->table)
+		return -ENOMEM;
+	if (fstatat(fs->root_fd, "", &st, AT_EMPTY_PATH) != 0)
+		return -errno;
+	fs->root = inode_new(fs->root_fd, &st);
+	if (!fs->root)
+		return -ENOMEM;
+	fs->root->nlookup = 2;
+	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
+	fs->root->dirid_ok = true;
+	return 0;
+}
+
+/* see xfs.h */
+void xfs_destroy(struct xfs *fs)
+{
+	for (size_t i = 0; i < fs->table_size; i++) {
+		struct xinode *in = fs->table[i], *next;
+
+		for (; in; in = next) {
+			next = in->next;
+			inode_free(in);
+		}
+	}
+	free(fs->table);
+	if (fs->root)
+		inode_free(fs->root); /* closes root_fd */
+	fs->root = NULL;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static int read_all_at(int dirfd, const char *name, void *buf, size_t max,
+		       size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		n = got < max ? read(fd, (char *)buf + got, max - got) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	*len = got;
+	return (int)n;
+}
+
+/* Write @len bytes to a new file @name in @dirfd (mode 0444), fsynced. */
+static int write_new_at(int dirfd, const char *name, const void *buf,
+			size_t len)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+			O_NOFOLLOW, 0444);
+	ssize_t n;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, len);
+	if (n != (ssize_t)len)
+		err = n < 0 ? -errno : -EIO;
+	if (!err && fsync(fd) != 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		unlinkat(dirfd, name, 0);
+	return err;
+}
+
+/* Load the dirid of directory @dir (FORMAT 4.2). */
+static int dirid_get(struct xfs *fs, struct xinode *dir, uint8_t out[16])
+{
+	int err = 0;
+
+	pthread_mutex_lock(&dir->meta_lock);
+	if (!dir->dirid_ok) {
+		size_t len = 0;
+		uint8_t buf[NAMES_DIRID_SIZE + 1];
+
+		err = read_all_at(dir->fd, NAMES_DIRID_FILE, buf, sizeof(buf),
+				  &len);
+		if (!err && len != NAMES_DIRID_SIZE)
+			err = -EIO;
+		if (err) {
+			xfs_log(fs, LOG_ERR, "directory (lower inode %llu): "
+				"%s missing or damaged: its names cannot be "
+				"decrypted", (unsigned long long)dir->ino,
+				NAMES_DIRID_FILE);
+			err = -EIO;
+		} else {
+			memcpy(dir->dirid, buf, NAMES_DIRID_SIZE);
+			dir->dirid_ok = true;
+		}
+	}
+	if (!err)
+		memcpy(out, dir->dirid, NAMES_DIRID_SIZE);
+	pthread_mutex_unlock(&dir->meta_lock);
+	return err;
+}
+
+/* A plaintext name as stored in @dir. */
+struct lname {
+	char stored[NAMES_STORED_MAX + 1]; /* the lower entry name */
+	char full[NAMES_FULL_MAX];         /* sidecar content if is_long */
+	bool is_long;                      /* stored is xtsfs.long.* */
+};
+
+static bool reserved_plain(const struct xfs *fs, const struct xinode *dir,
+			   const char *name)
+{
+	return dir == fs->root && (!strcmp(name, "xtsfs.volume") ||
+				   !strcmp(name, "xtsfs.volume.tmp"));
+}
+
+static int name_enc(struct xfs *fs, struct xinode *dir, const char *name,
+		    struct lname *ln)
+{
+	uint8_t dirid[NAMES_DIRID_SIZE];
+	size_t len = strlen(name);
+	int err;
+
+	if (len > 255)
+		return -ENAMETOOLONG;
+	if (!fs->names) {
+		if (reserved_plain(fs, dir, name))
+			return -EPERM;
+		memcpy(ln->stored, name, len + 1);
+		ln->is_long = false;
+		return 0;
+	}
+	err = dirid_get(fs, dir, dirid);
+	if (err)
+		return err;
+	return names_encrypt(fs->names, dirid, name, len, ln->stored, ln->full,
+			     &ln->is_long);
+}
+
+static void sidecar_name(char out[NAMES_STORED_MAX + 1], const struct lname *ln)
+{
+	names_long_sidecar(out, ln->stored);
+}
+
+/* Make the sidecar of a long name (an existing one is fine: same text). */
+static int sidecar_make(struct xinode *dir, const struct lname *ln)
+{
+	char side[NAMES_STORED_MAX + 1];
+	int err;
+
+	if (!ln->is_long)
+		return 0;
+	sidecar_name(side, ln);
+	err = write_new_at(dir->fd, side, ln->full, strlen(ln->full));
+	return err == -EEXIST ? 0 : err;
+}
+
+static void sidecar_drop(struct xinode *dir, const struct lname *ln)
+{
+	char side[NAMES_STORED_MAX + 1];
+
+	if (!ln->is_long)
+		return;
+	sidecar_name(side, ln);
+	(void)unlinkat(dir->fd, side, 0);
+}
+
+/*
+ * Decrypt lower entry @lower of @dir into @out. Return 0, 1 to skip it
+ * silently (our own files), or -errno (logged by the caller).
+ */
+static int name_dec(struct xfs *fs, struct xinode *dir, const char *lower,
+		    char out[256])
+{
+	uint8_t dirid[NAMES_DIRID_SIZE];
+	char full[NAMES_FULL_MAX];
+	const char *stored = lower;
+	size_t len, outlen;
+	int err;
+
+	if (!fs->names) {
+		if (reserved_plain(fs, dir, lower))
+			return 1;
+		snprintf(out, 256, "%s", lower);
+		return 0;
+	}
+	if (names_is_long(lower)) {
+		char side[NAMES_STORED_MAX + 1];
+
+		names_long_sidecar(side, lower);
+		err = read_all_at(dir->fd, side, full, sizeof(full) - 1, &len);
+		if (err)
+			return -EIO;
+		full[len] = '\0';
+		if (len <= NAMES_STORED_MAX)
+			return -EBADMSG; /* a sidecar only for names > 255 */
+		stored = full;
+	} else if (names_is_internal(lower)) {
+		return 1;
+	}
+	err = dirid_get(fs, dir, dirid);
+	if (err)
+		return err;
+	return names_decrypt(fs->names, dirid, stored, strlen(stored), out,
+			     &outlen);
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+/* The plaintext length of symlink @fd (O_PATH of the lower symlink). */
+static int64_t link_size(struct xfs *fs, int fd);
+
+/* Turn lower attributes into the plaintext view the kernel gets. */
+static int attr_fix(struct xfs *fs, int fd, struct stat *st)
+{
+	if (S_ISREG(st->st_mode)) {
+		int64_t ps = content_plain_size((uint64_t)st->st_size);
+
+		st->st_size = ps < 0 ? 0 : ps;
+		/* a 1..39-byte lower file: shown empty; reads say EIO */
+	} else if (S_ISLNK(st->st_mode) && fs->names) {
+		int64_t n = link_size(fs, fd);
+
+		st->st_size = n < 0 ? 0 : n;
+	}
+	return 0;
+}
+
+static int stat_inode(struct xfs *fs, struct xinode *in, struct stat *st)
+{
+	int locked = S_ISREG(in->type);
+
+	/* Under the content lock, so a size never shows a half-done write. */
+	if (locked)
+		pthread_rwlock_rdlock(&in->lock);
+	if (fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+		int err = -errno;
+
+		if (locked)
+			pthread_rwlock_unlock(&in->lock);
+		return err;
+	}
+	if (locked)
+		pthread_rwlock_unlock(&in->lock);
+	return attr_fix(fs, in->fd, st);
+}
+
+/* ---- lookup ------------------------------------------------------------- */
+
+/* Look up the lower entry @stored in @dir and fill @e (one reference). */
+static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
+			    const char *stored, struct fuse_entry_param *e)
+{
+	struct xinode *in;
+	int fd, err;
+
+	memset(e, 0, sizeof(*e));
+	fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	in = inode_get(fs, fd, &e->attr);
+	if (!in)
+		return -ENOMEM;
+	err = stat_inode(fs, in, &e->attr);
+	if (err) {
+		inode_forget(fs, in, 1);
+		return err;
+	}
+	e->ino = (fuse_ino_t)(uintptr_t)in;
+	e->attr_timeout = fs->attr_timeout;
+	e->entry_timeout = fs->entry_timeout;
+	return 0;
+}
+
+static int do_lookup(struct xfs *fs, struct xinode *dir, const char *name,
+		     struct fuse_entry_param *e)
+{
+	struct lname ln;
+	int err = name_enc(fs, dir, name, &ln);
+
+	if (err == -EPERM)
+		return -ENOENT; /* a reserved name simply is not there */
+	if (err)
+		return err;
+	return do_lookup_stored(fs, dir, ln.stored, e);
+}
+
+static void xfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct xfs *fs = xfs_of(req);
+	struct fuse_entry_param e;
+	int err = do_lookup(fs, inode_of(fs, parent), name, &e);
+
+	if (err == -ENOENT) {
+		/* a negative entry the kernel may cache as long as others */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fs->entry_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void xfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct xfs *fs = xfs_of(req);
+
+	inode_forget(fs, inode_of(fs, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void xfs_forget_multi(fuse_req_t req, size_t count,
+			     struct fuse_forget_data *forgets)
+{
+	struct xfs *fs = xfs_of(req);
+
+	for (size_t i = 0; i < count; i++)
+		inode_forget(fs, inode_of(fs, forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void xfs_getattr(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct stat st;
+	int err = stat_inode(fs, inode_of(fs, ino), &st);
+
+	(void)fi;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+/* ---- making entries ----------------------------------------------------- */
+
+/* Give a new lower object to the caller, as the kernel would have. */
+static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	if (geteuid() == 0 && (ctx->uid != 0 || ctx->gid != 0))
+		(void)fchownat(dirfd, stored, ctx->uid, ctx->gid,
+			       AT_SYMLINK_NOFOLLOW);
+}
+
+static int new_dirid(int dirfd)
+{
+	uint8_t id[NAMES_DIRID_SIZE];
+
+	if (getrandom(id, sizeof(id), 0) != sizeof(id))
+		return -EIO;
+	return write_new_at(dirfd, NAMES_DIRID_FILE, id, sizeof(id));
+}
+
+static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	struct fuse_entry_param e;
+	struct lname ln;
+	int err, fd;
+
+	err = name_enc(fs, dir, name, &ln);
+	if (!err)
+		err = sidecar_make(dir, &ln);
+	if (err)
+		goto out;
+	if (mkdirat(dir->fd, ln.stored, mode) != 0) {
+		err = -errno;
+		if (err != -EEXIST)
+			sidecar_drop(dir, &ln);
+		goto out;
+	}
+	if (fs->names) {
+		fd = openat(dir->fd, ln.stored, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		err = fd < 0 ? -errno : new_dirid(fd);
+		if (fd >= 0) {
+			if (!err)
+				(void)fsync(fd);
+			close(fd);
+		}
+		if (err) {
+			unlinkat(dir->fd, ln.stored, AT_REMOVEDIR);
+			sidecar_drop(dir, &ln);
+			goto out;
+		}
+	}
+	own_by_caller(req, dir->fd, ln.stored);
+	err = do_lookup_stored(fs, dir, ln.stored, &e);
+out:
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	struct fuse_entry_param e;
+	struct lname ln;
+	int err, fd;
+
+	err = name_enc(fs, dir, name, &ln);
+	if (!err)
+		err = sidecar_make(dir, &ln);
+	if (err)
+		goto out;
+	if (S_ISREG(mode)) {
+		/* a regular file gets its header at once (FORMAT 3.4) */
+		struct content_hdr h;
+
+		fd = openat(dir->fd, ln.stored, O_WRONLY | O_CREAT | O_EXCL |
+			    O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+		if (fd < 0) {
+			err = -errno;
+		} else {
+			err = content_init_header(fd, &h);
+			close(fd);
+			if (err)
+				unlinkat(dir->fd, ln.stored, 0);
+		}
+	} else if (mknodat(dir->fd, ln.stored, mode, rdev) != 0) {
+		err = -errno;
+	}
+	if (err) {
+		if (err != -EEXIST)
+			sidecar_drop(dir, &ln);
+		goto out;
+	}
+	own_by_caller(req, dir->fd, ln.stored);
+	err = do_lookup_stored(fs, dir, ln.stored, &e);
+out:
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+/* Write a long symlink target's sidecar into the root (FORMAT 4.4). */
+static int link_sidecar_make(struct xfs *fs, const char *stored,
+			     const char *full)
+{
+	int err = write_new_at(fs->root_fd, stored, full, strlen(full));
+
+	return err == -EEXIST ? 0 : err;
+}
+
+static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
+			const char *name)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	struct fuse_entry_param e;
+	struct lname ln;
+	char *stored_t = NULL, *full_t = NULL;
+	const char *lower_target = target;
+	bool tlong = false;
+	int err;
+
+	err = name_enc(fs, dir, name, &ln);
+	if (err)
+		goto out;
+	if (fs->names) {
+		stored_t = malloc(NAMES_TARGET_MAX);
+		full_t = malloc(NAMES_TARGET_MAX);
+		if (!stored_t || !full_t) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = names_encrypt_target(fs->names, target, strlen(target),
+					   stored_t, full_t, &tlong);
+		if (err == -EINVAL)
+			err = -ENAMETOOLONG;
+		if (!err && tlong)
+			err = link_sidecar_make(fs, stored_t, full_t);
+		if (err)
+			goto out;
+		lower_target = stored_t;
+	}
+	err = sidecar_make(dir, &ln);
+	if (err)
+		goto out;
+	if (symlinkat(lower_target, dir->fd, ln.stored) != 0) {
+		err = -errno;
+		if (err != -EEXIST)
+			sidecar_drop(dir, &ln);
+		goto out;
+	}
+	own_by_caller(req, dir->fd, ln.stored);
+	err = do_lookup_stored(fs, dir, ln.stored, &e);
+out:
+	free(stored_t);
+	free(full_t);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+/* Read and decrypt the target of symlink @fd into @out (4096 bytes). */
+static int do_readlink(struct xfs *fs, int fd, char out[4096])
+{
+	char *buf = malloc(NAMES_TARGET_MAX);
+	ssize_t n;
+	size_t len;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = readlinkat(fd, "", buf, NAMES_TARGET_MAX - 1);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	buf[n] = '\0';
+	if (!fs->names) {
+		if (n > 4095) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(out, buf, (size_t)n + 1);
+		goto out;
+	}
+	if (names_is_link_ref(buf)) {
+		char ref[NAMES_STORED_MAX + 1];
+
+		snprintf(ref, sizeof(ref), "%s", buf);
+		err = read_all_at(fs->root_fd, ref, buf, NAMES_TARGET_MAX - 1,
+				  &len);
+		if (err) {
+			err = -EIO;
+			goto out;
+		}
+		buf[len] = '\0';
+		n = (ssize_t)len;
+	}
+	err = names_decrypt_target(fs->names, buf, (size_t)n, out, &len);
+	if (err)
+		err = -EIO;
+out:
+	free(buf);
+	return err;
+}
+
+static int64_t link_size(struct xfs *fs, int fd)
+{
+	char out[4096];
+	int err = do_readlink(fs, fd, out);
+
+	return err ? err : (int64_t)strlen(out);
+}
+
+static void xfs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *in = inode_of(fs, ino);
+	char out[4096];
+	int err = do_readlink(fs, in->fd, out);
+
+	if (err == -EIO)
+		xfs_log(fs, LOG_ERR, "symlink (lower inode %llu): target "
+			"cannot be decrypted", (unsigned long long)in->ino);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_readlink(req, out);
+}
+
+static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		     const char *newname)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *in = inode_of(fs, ino), *dir = inode_of(fs, newparent);
+	struct fuse_entry_param e;
+	struct lname ln;
+	char path[64];
+	int err;
+
+	err = name_enc(fs, dir, newname, &ln);
+	if (!err)
+		err = sidecar_make(dir, &ln);
+	if (err)
+		goto out;
+	proc_path(path, in->fd);
+	if (linkat(AT_FDCWD, path, dir->fd, ln.stored, AT_SYMLINK_FOLLOW) != 0 &&
+	    linkat(in->fd, "", dir->fd, ln.stored, AT_EMPTY_PATH) != 0) {
+		err = -errno;
+		if (err != -EEXIST)
+			sidecar_drop(dir, &ln);
+		goto out;
+	}
+	err = do_lookup_stored(fs, dir, ln.stored, &e);
+out:
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+/* ---- removing and renaming ---------------------------------------------- */
+
+static void xfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	struct lname ln;
+	int err = name_enc(fs, dir, name, &ln);
+
+	if (err == -EPERM)
+		err = -ENOENT;
+	if (!err && unlinkat(dir->fd, ln.stored, 0) != 0)
+		err = -errno;
+	if (!err)
+		sidecar_drop(dir, &ln);
+	fuse_reply_err(req, -err);
+}
+
+/* Is lower directory @fd empty but for our own files? */
+static int dir_only_internal(int fd)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp;
+	struct dirent *de;
+	int ret = 1;
+
+	if (dfd < 0)
+		return -errno;
+	dp = fdopendir(dfd);
+	if (!dp) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(dp))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (strcmp(de->d_name, NAMES_DIRID_FILE)) {
+			ret = 0;
+			break;
+		}
+	}
+	closedir(dp);
+	return ret;
+}
+
+static void xfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	uint8_t id[NAMES_DIRID_SIZE + 1];
+	struct lname ln;
+	size_t idlen = 0;
+	int err, fd = -1;
+
+	err = name_enc(fs, dir, name, &ln);
+	if (err == -EPERM)
+		err = -ENOENT;
+	if (err)
+		goto out;
+	if (!fs->names) {
+		if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0)
+			err = -errno;
+		goto out;
+	}
+	fd = openat(dir->fd, ln.stored, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = dir_only_internal(fd);
+	if (err == 0)
+		err = -ENOTEMPTY;
+	if (err < 0)
+		goto out;
+	/* keep the dirid to put it back if the rmdir itself fails */
+	(void)read_all_at(fd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
+	if (unlinkat(fd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT) {
+		err = -errno;
+		goto out;
+	}
+	if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0) {
+		err = -errno;
+		if (idlen == NAMES_DIRID_SIZE)
+			(void)write_new_at(fd, NAMES_DIRID_FILE, id, idlen);
+		goto out;
+	}
+	err = 0;
+	sidecar_drop(dir, &ln);
+out:
+	if (fd >= 0)
+		close(fd);
+	fuse_reply_err(req, -err);
+}
+
+static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       fuse_ino_t newparent, const char *newname,
+		       unsigned int flags)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *d1 = inode_of(fs, parent), *d2 = inode_of(fs, newparent);
+	struct lname l1, l2;
+	int err;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	err = name_enc(fs, d1, name, &l1);
+	if (err == -EPERM)
+		err = -ENOENT;
+	if (!err)
+		err = name_enc(fs, d2, newname, &l2);
+	if (!err)
+		err = sidecar_make(d2, &l2);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = sidecar_make(d1, &l1);
+	if (err)
+		goto out;
+	if (renameat2(d1->fd, l1.stored, d2->fd, l2.stored, flags) != 0) {
+		err = -errno;
+		goto out;
+	}
+	/* names stay with their slots; only a moved-away long name drops */
+	if (!(flags & RENAME_EXCHANGE) &&
+	    !(d1 == d2 && !strcmp(l1.stored, l2.stored)))
+		sidecar_drop(d1, &l1);
+out:
+	fuse_reply_err(req, -err);
+}
+
+/* ---- attributes, set ---------------------------------------------------- */
+
+static int reopen(const struct xinode *in, int flags)
+{
+	char path[64];
+	int fd;
+
+	proc_path(path, in->fd);
+	fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Load the header of regular file @in (opened as @fd) if not loaded. */
+static int header_get(struct xfs *fs, struct xinode *in, int fd, bool create)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&in->meta_lock);
+	if (!in->hdr_ok) {
+		err = content_read_header(fd, &in->hdr);
+		if (err == -ENODATA && create)
+			err = content_init_header(fd, &in->hdr);
+		if (!err)
+			in->hdr_ok = true;
+		else if (err == -EIO)
+			xfs_log(fs, LOG_ERR, "file (lower inode %llu): header "
+				"corrupt or truncated",
+				(unsigned long long)in->ino);
+	}
+	pthread_mutex_unlock(&in->meta_lock);
+	return err;
+}
+
+static int lower_psize(int fd, uint64_t *psize)
+{
+	struct stat st;
+	int64_t ps;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	ps = content_plain_size((uint64_t)st.st_size);
+	if (ps < 0)
+		return (int)ps;
+	*psize = (uint64_t)ps;
+	return 0;
+}
+
+static int do_truncate(struct xfs *fs, struct xinode *in, int fd,
+		       uint64_t size)
+{
+	uint64_t ps;
+	int err;
+
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize(fd, &ps);
+	if (!err && size != ps) {
+		err = header_get(fs, in, fd, true);
+		if (!err)
+			err = content_truncate(fs->xts, fd, &in->hdr, &ps, size);
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return err;
+}
+
+static int do_setattr(struct xfs *fs, struct xinode *in, struct stat *attr,
+		      int valid, struct fuse_file_info *fi)
+{
+	char path[64];
+	int err;
+
+	proc_path(path, in->fd);
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (in->type == S_IFLNK)
+			return -EOPNOTSUPP;
+		if (chmod(path, attr->st_mode & 07777) != 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
+		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(in->fd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+			return -errno;
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		int fd = fi ? ((struct xhandle *)(uintptr_t)fi->fh)->fd : -1;
+		bool own = false;
+
+		if (in->type != S_IFREG)
+			return -EINVAL;
+		if (fd < 0 || (fi && !((struct xhandle *)(uintptr_t)fi->fh)->writable)) {
+			fd = reopen(in, O_RDWR);
+			if (fd < 0)
+				return fd;
+			own = true;
+		}
+		err = do_truncate(fs, in, fd, (uint64_t)attr->st_size);
+		if (own)
+			close(fd);
+		if (err)
+			return err;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		struct timespec tv[2];
+
+		tv[0].tv_sec = 0;
+		tv[1].tv_sec = 0;
+		tv[0].tv_nsec = UTIME_OMIT;
+		tv[1].tv_nsec = UTIME_OMIT;
+		if (valid & FUSE_SET_ATTR_ATIME_NOW)
+			tv[0].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_ATIME)
+			tv[0] = attr->st_atim;
+		if (valid & FUSE_SET_ATTR_MTIME_NOW)
+			tv[1].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_MTIME)
+			tv[1] = attr->st_mtim;
+		if (utimensat(in->fd, "", tv, AT_EMPTY_PATH) != 0 &&
+		    (in->type == S_IFLNK || utimensat(AT_FDCWD, path, tv, 0) != 0))
+			return -errno;
+	}
+	return 0;
+}
+
+static void xfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			int valid, struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *in = inode_of(fs, ino);
+	struct stat st;
+	int err = do_setattr(fs, in, attr, valid, fi);
+
+	if (!err)
+		err = stat_inode(fs, in, &st);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+/* ---- files -------------------------------------------------------------- */
+
+/* Lower open flags for plaintext open flags @flags. */
+static int lower_flags(int flags, bool *writable)
+{
+	int acc = flags & O_ACCMODE;
+
+	*writable = acc != O_RDONLY;
+	/*
+	 * O_APPEND would make the lower pwrite ignore our offsets; O_TRUNC
+	 * would drop the header; writers need to read for partial units.
+	 */
+	flags &= ~(O_APPEND | O_TRUNC | O_CREAT | O_EXCL | O_NOFOLLOW |
+		   O_DIRECT | O_ACCMODE | O_NOCTTY);
+	return flags | (*writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+}
+
+static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
+		       bool writable, struct fuse_file_info *fi)
+{
+	struct xhandle *h;
+	int err;
+
+	err = header_get(fs, in, fd, writable);
+	if (err == -ENODATA)
+		err = 0; /* an empty read-only file: no header needed yet */
+	if (!err && (flags & O_TRUNC) && writable)
+		err = do_truncate(fs, in, fd, 0);
+	if (err)
+		return err;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->fd = fd;
+	h->in = in;
+	h->writable = writable;
+	fi->fh = (uint64_t)(uintptr_t)h;
+	return 0;
+}
+
+static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *in = inode_of(fs, ino);
+	bool writable;
+	int fd, err;
+
+	if (in->type != S_IFREG) {
+		fuse_reply_err(req, in->type == S_IFDIR ? EISDIR : EINVAL);
+		return;
+	}
+	fd = reopen(in, lower_flags(fi->flags, &writable));
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	err = handle_open(fs, in, fd, fi->flags, writable, fi);
+	if (err) {
+		close(fd);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fuse_reply_open(req, fi);
+}
+
+static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		       mode_t mode, struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, parent);
+	struct fuse_entry_param e;
+	struct xinode *in;
+	struct lname ln;
+	bool writable;
+	int fd = -1, err, lflags;
+
+	err = name_enc(fs, dir, name, &ln);
+	if (!err)
+		err = sidecar_make(dir, &ln);
+	if (err)
+		goto fail;
+	lflags = lower_flags(fi->flags, &writable);
+	fd = openat(dir->fd, ln.stored, (lflags & ~O_ACCMODE) | O_RDWR | O_CREAT |
+		    (fi->flags & O_EXCL) | O_NOFOLLOW, mode & 07777);
+	if (fd < 0) {
+		err = -errno;
+		if (err != -EEXIST)
+			sidecar_drop(dir, &ln);
+		goto fail;
+	}
+	own_by_caller(req, dir->fd, ln.stored);
+	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	if (err)
+		goto fail;
+	in = inode_of(fs, e.ino);
+	err = handle_open(fs, in, fd, fi->flags, true, fi);
+	if (err) {
+		inode_forget(fs, in, 1);
+		goto fail;
+	}
+	/* the header was just written: report the (empty) size again */
+	(void)stat_inode(fs, in, &e.attr);
+	fuse_reply_create(req, &e, fi);
+	return;
+fail:
+	if (fd >= 0)
+		close(fd);
+	fuse_reply_err(req, -err);
+}
+
+static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	struct xinode *in = h->in;
+	uint8_t *buf = NULL;
+	uint64_t ps;
+	ssize_t n;
+	int err;
+
+	(void)ino;
+	pthread_rwlock_rdlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	if (!err && ps > 0 && !in->hdr_ok)
+		err = header_get(fs, in, h->fd, false);
+	if (err) {
+		pthread_rwlock_unlock(&in->lock);
+		if (err == -EIO)
+			xfs_log(fs, LOG_ERR, "file (lower inode %llu): too "
+				"short for its header", (unsigned long long)in->ino);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	if ((uint64_t)off >= ps) {
+		pthread_rwlock_unlock(&in->lock);
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		pthread_rwlock_unlock(&in->lock);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = content_read(fs->xts, h->fd, &in->hdr, ps, buf, size, (uint64_t)off);
+	pthread_rwlock_unlock(&in->lock);
+	if (n < 0) {
+		if (n == -EIO)
+			xfs_log(fs, LOG_ERR, "file (lower inode %llu): corrupt "
+				"data near offset %lld", (unsigned long long)in->ino,
+				(long long)off);
+		fuse_reply_err(req, (int)-n);
+	} else {
+		fuse_reply_buf(req, (const char *)buf, (size_t)n);
+	}
+	free(buf);
+}
+
+static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		      size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	struct xinode *in = h->in;
+	uint64_t ps;
+	ssize_t n;
+	int err;
+
+	(void)ino;
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	if (!err)
+		err = header_get(fs, in, h->fd, true);
+	if (err) {
+		pthread_rwlock_unlock(&in->lock);
+		fuse_reply_err(req, -err);
+		return;
+	}
+	n = content_write(fs->xts, h->fd, &in->hdr, &ps, (const uint8_t *)buf,
+			  size, (uint64_t)off);
+	pthread_rwlock_unlock(&in->lock);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void xfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	int fd = dup(h->fd);
+
+	(void)ino;
+	/* close() of a dup reports delayed write errors of NFS and the like */
+	fuse_reply_err(req, fd < 0 ? errno : close(fd) ? errno : 0);
+}
+
+static void xfs_release(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	close(h->fd);
+	free(h);
+	fuse_reply_err(req, 0);
+}
+
+static void xfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		      struct fuse_file_info *fi)
+{
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	int rc;
+
+	(void)ino;
+	rc = datasync ? fdatasync(h->fd) : fsync(h->fd);
+	fuse_reply_err(req, rc ? errno : 0);
+}
+
+static void xfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			  off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	struct xinode *in = h->in;
+	uint64_t ps;
+	int err;
+
+	(void)ino;
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	if (!err)
+		err = header_get(fs, in, h->fd, true);
+	if (!err)
+		err = content_fallocate(fs->xts, h->fd, &in->hdr, &ps, mode,
+					(uint64_t)off, (uint64_t)len);
+	pthread_rwlock_unlock(&in->lock);
+	fuse_reply_err(req, -err);
+}
+
+static void xfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
+{
+	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
+	struct xinode *in = h->in;
+	uint64_t ps;
+	int64_t r;
+	int err;
+
+	(void)ino;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	pthread_rwlock_rdlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	r = err ? err : content_seek(h->fd, ps, (uint64_t)off, whence);
+	pthread_rwlock_unlock(&in->lock);
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_lseek(req, (off_t)r);
+}
+
+/* ---- directories -------------------------------------------------------- */
+
+static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *in = inode_of(fs, ino);
+	struct xdir *d = calloc(1, sizeof(*d));
+	int fd;
+
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fd = openat(in->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d->dp = fdopendir(fd))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fuse_reply_open(req, fi);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t offset, struct fuse_file_info *fi, bool plus)
+{
+	struct xfs *fs = xfs_of(req);
+	struct xinode *dir = inode_of(fs, ino);
+	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
+	char *buf = calloc(1, size), *p = buf;
+	size_t rem = size;
+	int err = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (offset != d->offset) {
+		seekdir(d->dp, offset);
+		d->entry = NULL;
+		d->offset = offset;
+	}
+	for (;;) {
+		struct fuse_entry_param e;
+		struct stat st;
+		char name[256];
+		size_t need;
+		off_t next;
+		int rc;
+
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				if (errno)
+					err = -errno;
+				break;
+			}
+		}
+		next = d->entry->d_off;
+		if (!strcmp(d->entry->d_name, ".") ||
+		    !strcmp(d->entry->d_name, "..")) {
+			snprintf(name, sizeof(name), "%s", d->entry->d_name);
+			rc = 0;
+		} else {
+			rc = name_dec(fs, dir, d->entry->d_name, name);
+		}
+		if (rc) {
+			if (rc < 0)
+				xfs_log(fs, LOG_WARNING, "directory (lower inode "
+					"%llu): entry %s cannot be decrypted; "
+					"skipped", (unsigned long long)dir->ino,
+					d->entry->d_name);
+			d->entry = NULL;
+			d->offset = next;
+			continue;
+		}
+		if (plus) {
+			bool dot = name[0] == '.' && (!name[1] ||
+					(name[1] == '.' && !name[2]));
+
+			memset(&e, 0, sizeof(e));
+			if (dot) {
+				e.attr.st_ino = d->entry->d_ino;
+				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+			} else if ((rc = do_lookup_stored(fs, dir, d->entry->d_name,
+							  &e))) {
+				/* vanished meanwhile: skip it */
+				d->entry = NULL;
+				d->offset = next;
+				if (rc == -ENOENT)
+					continue;
+				err = rc;
+				break;
+			}
+			need = fuse_add_direntry_plus(req, p, rem, name, &e, next);
+			if (need > rem) {
+				if (!dot)
+					inode_forget(fs, inode_of(fs, e.ino), 1);
+				break;
+			}
+		} else {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = d->entry->d_ino;
+			st.st_mode = (mode_t)d->entry->d_type << 12;
+			need = fuse_add_direntry(req, p, rem, name, &st, next);
+			if (need > rem)
+				break;
+		}
+		p += need;
+		rem -= need;
+		d->entry = NULL;
+		d->offset = next;
+	}
+	if (err && rem == size)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+	free(buf);
+}
+
+static void xfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			off_t offset, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, false);
+}
+
+static void xfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			    off_t offset, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, true);
+}
+
+static void xfs_releasedir(fuse_req_t req, fuse_ino_t ino,
+			   struct fuse_file_info *fi)
+{
+	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	closedir(d->dp);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			 struct fuse_file_info *fi)
+{
+	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
+	int fd = dirfd(d->dp);
+	int rc;
+
+	(void)ino;
+	rc = datasync ? fdatasync(fd) : fsync(fd);
+	fuse_reply_err(req, rc ? errno : 0);
+}
+
+static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct xfs *fs = xfs_of(req);
+	struct statvfs sv;
+	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	(void)ino;
+	if (fd < 0 || fstatvfs(fd, &sv) != 0) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		fuse_reply_err(req, err);
+		return;
+	}
+	close(fd);
+	/* names up to 255 bytes work at any length (long-name scheme) */
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- extended attributes: refused (see doc/DESIGN.md) ------------------- */
+
+static void xfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 size_t size)
+{
+	(void)ino;
+	(void)name;
+	(void)size;
+	fuse_reply_err(req, ENODATA);
+}
+
+static void xfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	(void)ino;
+	if (size)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_xattr(req, 0);
+}
+
+static void xfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 const char *value, size_t size, int flags)
+{
+	(void)ino;
+	(void)name;
+	(void)value;
+	(void)size;
+	(void)flags;
+	fuse_reply_err(req, EOPNOTSUPP);
+}
+
+static void xfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	(void)ino;
+	(void)name;
+	fuse_reply_err(req, ENODATA);
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+static void xfs_init_conn(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* big requests: fewer round trips, many units per core call */
+	conn->max_write = 1u << 20;
+	conn->max_readahead = 1u << 20;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	/* locks stay local to this kernel: the right thing for one host */
+	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	/* let the kernel apply the umask before create/mkdir */
+	conn->want &= ~FUSE_CAP_DONT_MASK;
+}
+
+const struct fuse_lowlevel_ops xfs_ops = {
+	.init = xfs_init_conn,
+	.lookup = xfs_lookup,
+	.forget = xfs_forget,
+	.forget_multi = xfs_forget_multi,
+	.getattr = xfs_getattr,
+	.setattr = xfs_setattr,
+	.readlink = xfs_readlink,
+	.mknod = xfs_mknod,
+	.mkdir = xfs_mkdir,
+	.unlink = xfs_unlink,
+	.rmdir = xfs_rmdir,
+	.symlink = xfs_symlink,
+	.rename = xfs_rename,
+	.link = xfs_link,
+	.open = xfs_open,
+	.create = xfs_create,
+	.read = xfs_read,
+	.write = xfs_write,
+	.flush = xfs_flush,
+	.release = xfs_release,
+	.fsync = xfs_fsync,
+	.opendir = xfs_opendir,
+	.readdir = xfs_readdir,
+	.readdirplus = xfs_readdirplus,
+	.releasedir = xfs_releasedir,
+	.fsyncdir = xfs_fsyncdir,
+	.statfs = xfs_statfs,
+	.getxattr = xfs_getxattr,
+	.listxattr = xfs_listxattr,
+	.setxattr = xfs_setxattr,
+	.removexattr = xfs_removexattr,
+	.fallocate = xfs_fallocate,
+	.lseek = xfs_lseek,
+};

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xfs.h - the mounted filesystem: its state and the FUSE low-level
+ * operations table (fuse_ops.c). The daemon's main (tools/xtsfs.c)
+ * unlocks the volume, fills a struct xfs and runs the session.
+ *
+ * Why the low-level API: every lower object is held by an O_PATH file
+ * descriptor per inode (as libfuse's passthrough_hp does), so a name is
+ * encrypted once per lookup instead of once per path component on every
+ * call, hard links map to one inode and one content lock, and replies
+ * can carry entries (readdirplus) without a second round trip.
+ */
+#ifndef XTSFS_XFS_H
+#define XTSFS_XFS_H
+
+#define FUSE_USE_VERSION 35
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "content.h"
+#include "names.h"
+#include "xts.h"
+
+struct xinode;
+
+/* struct xfs - one mounted volume. */
+struct xfs {
+	int root_fd;                  /* cipher directory, O_PATH */
+	const struct xts_ctx *xts;    /* contents key (locked memory) */
+	const struct names_ctx *names; /* names key, NULL if plaintext names */
+	bool plaintext_names;         /* volume flag */
+	bool readonly;                /* -o ro */
+	double entry_timeout;         /* seconds the kernel may cache names */
+	double attr_timeout;          /* seconds the kernel may cache attrs */
+	const char *mountpoint;       /* for log lines */
+	const char *cipherdir;        /* for log lines */
+	struct xinode *root;          /* FUSE_ROOT_ID */
+	pthread_mutex_t table_lock;   /* protects the inode table */
+	struct xinode **table;        /* hash of inodes by (dev, ino) */
+	size_t table_size;            /* buckets, a power of two */
+	size_t ninodes;               /* inodes in the table */
+};
+
+/* xfs_init() - set up the root inode. Return: 0 or -errno. */
+int xfs_init(struct xfs *fs);
+
+/* xfs_destroy() - free every inode (after the session ended). */
+void xfs_destroy(struct xfs *fs);
+
+/* The low-level operations; userdata is the struct xfs. */
+extern const struct fuse_lowlevel_ops xfs_ops;
+
+/*
+ * xfs_log() - a message for the user: to syslog when the daemon runs in
+ * the background, to stderr in the foreground, prefixed with the mount
+ * point, rate-limited so a corrupt volume cannot flood the log. Never
+ * pass a secret.
+ */
+void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* xfs_log_to_syslog() - switch xfs_log() to syslog (after daemonizing). */
+void xfs_log_to_syslog(void);
+
+#endif /* XTSFS_XFS_H */

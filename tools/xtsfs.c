@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * xtsfs - mount an xtsfs cipher directory: unlock the volume, self-test
+ * the cipher core, mount through FUSE, and return once the mount is
+ * there (or stay in the foreground with -f).
+ *
+ * Daemonizing happens *before* unlocking: locked memory is not inherited
+ * by a forked child, and our key pages are MADV_WIPEONFORK, so the
+ * process that serves the mount must be the one that unlocks. The parent
+ * waits on a pipe for the child's verdict and exits with its code.
+ */
+#define FUSE_USE_VERSION 35
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "config.h"
+#include "secmem.h"
+#include "volume.h"
+#include "xfs.h"
+
+#define PROG "xtsfs"
+
+enum { OPT_FOREGROUND_ = OPT_TOOL_BASE };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [OPTION]... CIPHERDIR MOUNTPOINT\n"
+"Mount the xtsfs volume in CIPHERDIR on MOUNTPOINT (an empty directory).\n"
+"Returns once the mount is usable; unmount with: fusermount3 -u MOUNTPOINT\n"
+"\n"
+"  -f, --foreground        stay in the foreground (log to stderr); Ctrl-C\n"
+"                          or SIGTERM unmounts\n"
+"  -d, --debug             foreground, and print every FUSE request\n"
+"  -s, --single-thread     serve requests in one thread\n"
+"  -o OPT[,OPT...]         mount options: ro, allow_other (other users get\n"
+"                          what the file modes allow: permissions are always\n"
+"                          checked by the kernel), and the FUSE options of\n"
+"                          mount.fuse3(8); also passfile=FILE for /etc/fstab\n"
+COMMON_PASS_HELP
+"  -h, --help              show this help and exit\n"
+"  -V, --version           show the version and exit\n"
+"\n"
+"Example:\n"
+"  xtsfs-mkfs /srv/vault && " PROG " /srv/vault /mnt/plain\n"
+"  ls /mnt/plain; fusermount3 -u /mnt/plain\n"
+"\n"
+"Exit status: 0 mounted, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
+"4 wrong passphrase, 5 no volume, 6 corrupt header, 8 no usable\n"
+"passphrase, 9 mount point unusable or mount failed.\n");
+}
+
+struct opts {
+	struct common_opts c;
+	bool foreground;
+	bool debug;
+	bool single;
+	bool readonly;
+	char *fuse_opts;     /* -o options passed on to FUSE, comma list */
+	char *passfile_opt;  /* -o passfile=FILE */
+	const char *cipherdir;
+	const char *mountpoint;
+};
+
+/* Append @opt to the comma list @list. */
+static int add_opt(char **list, const char *opt)
+{
+	size_t a = *list ? strlen(*list) : 0, b = strlen(opt);
+	char *n = realloc(*list, a + b + 2);
+
+	if (!n)
+		return -1;
+	if (a)
+		n[a++] = ',';
+	memcpy(n + a, opt, b + 1);
+	*list = n;
+	return 0;
+}
+
+/* Split -o: our own keys are taken out, the rest goes to FUSE. */
+static int parse_o(struct opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "passfile=", 9)) {
+			free(o->passfile_opt);
+			o->passfile_opt = strdup(tok + 9);
+		} else if (!strcmp(tok, "ro")) {
+			o->readonly = true;
+			add_opt(&o->fuse_opts, tok);
+		} else if (!strcmp(tok, "rw") || !strcmp(tok, "defaults") ||
+			   !strcmp(tok, "auto") || !strcmp(tok, "noauto") ||
+			   !strcmp(tok, "nofail") || !strcmp(tok, "user") ||
+			   !strcmp(tok, "users") || !strcmp(tok, "_netdev") ||
+			   !strncmp(tok, "x-", 2)) {
+			continue; /* fstab/mount(8) words, not for FUSE */
+		} else if (add_opt(&o->fuse_opts, tok)) {
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+/* The mount point: an empty directory, not inside the cipher dir or v.v. */
+static int check_paths(const struct opts *o)
+{
+	char cd[PATH_MAX], mp[PATH_MAX];
+	struct stat st;
+	size_t lc, lm;
+	int fd;
+	DIR *dp;
+	struct dirent *de;
+
+	if (!realpath(o->cipherdir, cd)) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;
+	}
+	if (!realpath(o->mountpoint, mp) || stat(mp, &st) != 0) {
+		fprintf(stderr, PROG ": mount point %s: %s\n", o->mountpoint,
+			strerror(errno));
+		return XTSFS_EXIT_MOUNT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, PROG ": mount point %s is not a directory\n",
+			o->mountpoint);
+		return XTSFS_EXIT_MOUNT;
+	}
+	lc = strlen(cd);
+	lm = strlen(mp);
+	if ((!strncmp(cd, mp, lm) && (cd[lm] == '/' || cd[lm] == '\0' || lm == 1)) ||
+	    (!strncmp(mp, cd, lc) && (mp[lc] == '/' || mp[lc] == '\0' || lc == 1))) {
+		fprintf(stderr, PROG ": the cipher directory %s and the mount "
+			"point %s must not contain each other\n", cd, mp);
+		return XTSFS_EXIT_MOUNT;
+	}
+	fd = open(mp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(dp = fdopendir(fd))) {
+		fprintf(stderr, PROG ": mount point %s: %s\n", mp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return XTSFS_EXIT_MOUNT;
+	}
+	while ((de = readdir(dp)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			fprintf(stderr, PROG ": mount point %s is not empty\n", mp);
+			closedir(dp);
+			return XTSFS_EXIT_MOUNT;
+		}
+	closedir(dp);
+	return 0;
+}
+
+/* Tell the waiting parent how it went (a single byte: the exit code). */
+static void report(int fd, int code)
+{
+	unsigned char c = (unsigned char)code;
+
+	if (fd >= 0) {
+		(void)!write(fd, &c, 1);
+		close(fd);
+	}
+}
+
+static int serve(struct opts *o, int report_fd)
+{
+	struct vol_unlock_req req = { 0 };
+	struct vol v = { 0 };
+	struct xfs fs = { 0 };
+	struct xts_ctx *xts = NULL;
+	struct names_ctx *names = NULL;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *lc = NULL;
+	const struct xts_backend *be;
+	char err[1024], *fsopts = NULL, fsname[PATH_MAX + 16];
+	int rc, dfd, ret = XTSFS_EXIT_FAILURE;
+
+	if (xts_choose(o->c.cipher, &be) != 0) {
+		fprintf(stderr, PROG ": %s\n", xts_choose_error());
+		return XTSFS_EXIT_CIPHER;
+	}
+	dfd = open(o->cipherdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+		return XTSFS_EXIT_NOVOLUME;
+	}
+	req.pass = o->c.pass_given ? &o->c.pass : NULL;
+	req.volume_key_file = o->c.volume_key_file;
+	req.slot = -1;
+	rc = vol_unlock(dfd, o->cipherdir, &req, &v, err, sizeof(err));
+	close(dfd);
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return exit_code_for(rc);
+	}
+	if (!v.info.copy_ok[0])
+		fprintf(stderr, PROG ": warning: %s/%s: the primary header copy "
+			"is damaged; the secondary was used (repair with "
+			"xtsfs-passwd --repair)\n", o->cipherdir, VOL_FILE_NAME);
+	if (v.hdr.flags & VOL_FLAG_REVERSE) {
+		fprintf(stderr, PROG ": %s was made for reverse mode\n",
+			o->cipherdir);
+		ret = XTSFS_EXIT_USAGE;
+		goto out;
+	}
+	rc = xts_ctx_new(&xts, be, v.keys->contents);
+	if (!rc && !(v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES))
+		rc = names_ctx_new(&names, v.keys->names);
+	vol_close(&v); /* the raw blob is no longer needed */
+	if (rc) {
+		fprintf(stderr, PROG ": cannot set up the keys: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+
+	fs.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fs.xts = xts;
+	fs.names = names;
+	fs.plaintext_names = names == NULL;
+	fs.readonly = o->readonly;
+	fs.entry_timeout = 1.0;
+	fs.attr_timeout = 1.0;
+	fs.mountpoint = o->mountpoint;
+	fs.cipherdir = o->cipherdir;
+	if (fs.root_fd < 0 || xfs_init(&fs) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+		goto out;
+	}
+
+	/* default_permissions always: the kernel checks modes for everyone */
+	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
+	if (add_opt(&fsopts, "default_permissions") ||
+	    add_opt(&fsopts, "subtype=xtsfs") || add_opt(&fsopts, fsname) ||
+	    (o->fuse_opts && add_opt(&fsopts, o->fuse_opts))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	if (fuse_opt_add_arg(&args, PROG) || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, fsopts) ||
+	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
+	if (!se) {
+		fprintf(stderr, PROG ": bad mount options: %s\n", o->fuse_opts ?
+			o->fuse_opts : "");
+		ret = XTSFS_EXIT_USAGE;
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out;
+	if (fuse_session_mount(se, o->mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
+		ret = XTSFS_EXIT_MOUNT;
+		goto out_handlers;
+	}
+
+	/* mounted: tell the parent, leave the terminal */
+	if (report_fd >= 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		report(report_fd, XTSFS_EXIT_OK);
+		report_fd = -1;
+		(void)setsid();
+		(void)!chdir("/");
+		openlog(PROG, LOG_PID, LOG_DAEMON);
+		xfs_log_to_syslog();
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+	}
+	xfs_log(&fs, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
+		be->name, names ? "" : ", plaintext names");
+	if (o->single) {
+		rc = fuse_session_loop(se);
+	} else {
+		lc = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(lc, 0);
+		fuse_loop_cfg_set_idle_threads(lc, 8);
+		fuse_loop_cfg_set_max_threads(lc, 16);
+		rc = fuse_session_loop_mt(se, lc);
+	}
+	ret = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?
+	      XTSFS_EXIT_OK : XTSFS_EXIT_FAILURE;
+	fuse_session_unmount(se);
+	xfs_log(&fs, LOG_INFO, "unmounted");
+out_handlers:
+	fuse_remove_signal_handlers(se);
+out:
+	if (lc)
+		fuse_loop_cfg_destroy(lc);
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	free(fsopts);
+	if (fs.root)
+		xfs_destroy(&fs);
+	names_ctx_free(names);
+	xts_ctx_free(xts);
+	vol_close(&v);
+	report(report_fd, ret);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "single-thread", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		COMMON_PASS_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { 0 };
+	int opt, rc, pfd[2];
+	pid_t pid;
+	unsigned char code;
+
+	common_init(&o.c, PROG);
+	while ((opt = getopt_long(argc, argv, "fdso:hV", longopts, NULL)) != -1) {
+		rc = common_opt(&o.c, opt, optarg, PROG);
+		if (rc < 0)
+			return XTSFS_EXIT_USAGE;
+		if (rc > 0)
+			continue;
+		switch (opt) {
+		case 'f':
+			o.foreground = true;
+			break;
+		case 'd':
+			o.debug = o.foreground = true;
+			break;
+		case 's':
+			o.single = true;
+			break;
+		case 'o':
+			if (parse_o(&o, optarg))
+				return XTSFS_EXIT_FAILURE;
+			break;
+		case 'h':
+			usage(stdout);
+			return XTSFS_EXIT_OK;
+		case 'V':
+			printf(PROG " %s\n", XTSFS_VERSION);
+			return XTSFS_EXIT_OK;
+		default:
+			usage(stderr);
+			return XTSFS_EXIT_USAGE;
+		}
+	}
+	if (optind + 2 != argc) {
+		fprintf(stderr, PROG ": expected CIPHERDIR and MOUNTPOINT (see "
+			"--help)\n");
+		return XTSFS_EXIT_USAGE;
+	}
+	o.cipherdir = argv[optind];
+	o.mountpoint = argv[optind + 1];
+	if (o.passfile_opt && !o.c.pass_given) {
+		o.c.pass.kind = PASS_FILE;
+		o.c.pass.arg = o.passfile_opt;
+		o.c.pass_given = true;
+	}
+	rc = check_paths(&o);
+	if (rc)
+		return rc;
+	if (o.foreground)
+		return serve(&o, -1);
+
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		perror(PROG ": pipe");
+		return XTSFS_EXIT_FAILURE;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror(PROG ": fork");
+		return XTSFS_EXIT_FAILURE;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(serve(&o, pfd[1]));
+	}
+	close(pfd[1]);
+	/* the child answers once mounted, or dies trying */
+	while ((rc = (int)read(pfd[0], &code, 1)) < 0 && errno == EINTR)
+		;
+	if (rc == 1) {
+		if (code != XTSFS_EXIT_OK)
+			waitpid(pid, NULL, 0);
+		return code;
+	}
+	waitpid(pid, &rc, 0);
+	fprintf(stderr, PROG ": the daemon died before mounting\n");
+	return XTSFS_EXIT_FAILURE;
+}
