@@ -5,9 +5,12 @@
  * spirit of `cryptsetup benchmark`. Memory only, single thread.
  *
  * How it measures: each (core, operation, buffer size) cell is timed for
- * --time-ms per run, and runs are interleaved across all cells (run 1 of
- * every cell, then run 2, ...) so that frequency drift hits every core
- * alike; the figure is the median run. Buffers of 4 KiB and more go
+ * --time-ms per run with this thread's CPU clock (so time the thread
+ * spends descheduled on a busy machine does not count; --wall-clock
+ * uses wall time instead). Runs are interleaved: in every run, for each
+ * size and operation, every core and OpenSSL are measured back to back,
+ * so frequency drift and background load hit them alike; the figure is
+ * the median run. Buffers of 4 KiB and more go
  * through xts_encrypt_units() as the filesystem does (one tweak per
  * 4096-byte unit); 512 B is one data unit through xts_encrypt_one().
  * OpenSSL gets one EVP_CipherInit_ex (new IV) plus EVP_CipherUpdate per
@@ -59,11 +62,13 @@ struct bench {
 	double time_ms;                   /* per run and cell */
 };
 
+static clockid_t bench_clock = CLOCK_THREAD_CPUTIME_ID;
+
 static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(bench_clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -145,6 +150,8 @@ static void usage(FILE *f)
 "  -t, --time-ms=MS    length of one run in milliseconds (default 100)\n"
 "  -s, --sizes=LIST    buffer sizes in bytes, comma-separated\n"
 "                      (default 512,4096,65536,1048576)\n"
+"      --wall-clock    time with the wall clock instead of this thread's\n"
+"                      CPU time (CPU time ignores time spent descheduled)\n"
 "      --self-test     run the known-answer self-test of every core, then exit\n"
 "  -h, --help          show this help and exit\n"
 "  -V, --version       show the version and exit\n"
@@ -203,8 +210,9 @@ static void print_table(struct cell *cells, int ncells, int nsizes,
 {
 	printf("# xtsfs-bench: AES-256-XTS, one thread, memory only (no "
 	       "storage I/O)\n");
-	printf("# median of %d runs; MB/s = 10^6 bytes/s; ratio = core / "
-	       "OpenSSL, same run\n", runs);
+	printf("# median of %d interleaved runs, %s; MB/s = 10^6 bytes/s; "
+	       "ratio = core / OpenSSL, same run\n", runs,
+	       bench_clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time");
 #if HAVE_OPENSSL
 	printf("# OpenSSL: %s\n", OpenSSL_version(OPENSSL_VERSION));
 #else
@@ -262,6 +270,7 @@ int main(int argc, char **argv)
 		{ "time-ms", required_argument, NULL, 't' },
 		{ "sizes", required_argument, NULL, 's' },
 		{ "self-test", no_argument, NULL, 'S' },
+		{ "wall-clock", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -308,6 +317,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			return self_test_all();
+		case 'W':
+			bench_clock = CLOCK_MONOTONIC;
+			break;
 		case 'h':
 			usage(stdout);
 			return XTSFS_EXIT_OK;
@@ -407,14 +419,16 @@ int main(int argc, char **argv)
 		(void)measure(&b, i / (nsizes * 2) < b.ncores ?
 				  i / (nsizes * 2) : -1,
 			      cells[i].op, cells[i].bytes);
+	/* size, then operation, then every core and OpenSSL back to back */
 	for (int run = 0; run < runs; run++)
-		for (int i = 0; i < ncells; i++) {
-			int core = i / (nsizes * 2);
+		for (int s = 0; s < nsizes; s++)
+			for (int op = 0; op < 2; op++)
+				for (int r = 0; r < rows; r++) {
+					struct cell *c = &cells[(r * nsizes + s) * 2 + op];
 
-			cells[i].mbps[run] = measure(&b, core < b.ncores ?
-							     core : -1,
-						     cells[i].op, cells[i].bytes);
-		}
+					c->mbps[run] = measure(&b, r < b.ncores ? r : -1,
+							       op, c->bytes);
+				}
 	for (int i = 0; i < ncells; i++)
 		cells[i].median = median_of(cells[i].mbps, runs);
 
