@@ -14,6 +14,7 @@
 #include "common.h"
 #include "config.h"
 #include "volume.h"
+#include "xts.h"
 
 #define PROG "xtsfs-info"
 
@@ -25,6 +26,8 @@ static void usage(FILE *f)
 "needed and no secret is shown.\n"
 "\n"
 "  -j, --json        print one JSON object\n"
+"      --cipher=CORE the cipher core to report (default: XTSFS_CIPHER,\n"
+"                    else the fastest this CPU runs)\n"
 "  -h, --help        show this help and exit\n"
 "  -V, --version     show the version and exit\n"
 "\n"
@@ -132,16 +135,22 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "cipher", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vol_header *h;
 	struct vol_read_info info;
+	const struct xts_backend *be;
+	const char *cipher = NULL;
 	int opt, json = 0, dfd, rc;
 
 	while ((opt = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'c':
+			cipher = optarg;
+			break;
 		case 'j':
 			json = 1;
 			break;
@@ -159,6 +168,10 @@ int main(int argc, char **argv)
 	if (optind + 1 != argc) {
 		fprintf(stderr, PROG ": expected one CIPHERDIR (see --help)\n");
 		return XTSFS_EXIT_USAGE;
+	}
+	if (xts_choose(cipher, &be) != 0) {
+		fprintf(stderr, PROG ": %s\n", xts_choose_error());
+		return XTSFS_EXIT_CIPHER;
 	}
 	dfd = open_cipherdir(PROG, argv[optind]);
 	if (dfd < 0)
@@ -178,10 +191,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": warning: the primary header copy is "
 			"damaged; showing the secondary (repair with "
 			"xtsfs-passwd --repair)\n");
-	if (json)
+	if (json) {
 		print_json(argv[optind], h, &info);
-	else
+	} else {
 		print_text(argv[optind], h, &info);
+		printf("  cipher core:     %s on this machine (self-test "
+		       "passed)\n", be->name);
+	}
 	free(h);
 	return XTSFS_EXIT_OK;
 }

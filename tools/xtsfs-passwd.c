@@ -186,6 +186,10 @@ int main(int argc, char **argv)
 		return XTSFS_EXIT_USAGE;
 	}
 	dir = argv[optind];
+	/* the same cipher-core rules as every tool (--cipher, XTSFS_CIPHER) */
+	rc = common_choose_cipher(&o, PROG, NULL);
+	if (rc)
+		return rc;
 	dfd = open_cipherdir(PROG, dir);
 	if (dfd < 0)
 		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;

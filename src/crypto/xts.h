@@ -6,7 +6,7 @@
  * contents. A *core* (struct xts_backend) is a table of functions that
  * implement IEEE Std 1619-2018 XTS-AES-256 on one class of CPU:
  *   "software"  portable C, bitsliced, constant-time (xts_soft.c)
- *   "aesni"     AES-NI + SSE, 8 blocks in flight (xts_aesni.c)
+ *   "aesni"     AES-NI + SSE, 12 blocks in flight (xts_aesni.c)
  *   "vaes"      VAES + VPCLMULQDQ + AVX2, 2 blocks per ymm (xts_vaes.c)
  * The dispatcher (xts.c) is the only place that validates arguments and
  * picks a core; cores trust their callers completely.
