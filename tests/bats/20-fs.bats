@@ -1,0 +1,1054 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests on real FUSE mounts: every filesystem operation,
+# checked against doc/FORMAT.md and, where that is the simplest oracle,
+# against a plain reference directory ($R) that gets the same operations.
+
+load helpers
+load fs_helpers
+
+setup() {
+	common_setup
+	vol_setup
+}
+teardown() { common_teardown; }
+
+# ---- contents ---------------------------------------------------------------
+
+SIZES=(0 1 15 16 17 4095 4096 4097 1048579)
+
+check_sizes() {
+	local s lo
+	for s in "${SIZES[@]}"; do
+		[ "$(lsize "$M/f$s")" -eq "$s" ]
+		lo=$(lower_of "$M/f$s")
+		[ -n "$lo" ]
+		# FORMAT 3.4: 40-byte header + S bytes; a file created through
+		# the mount gets its header at once, so an empty one is 40 too
+		[ "$(lsize "$lo")" -eq $((40 + s)) ]
+		[ "$(md5 "$M/f$s")" = "$(md5 "$R/f$s")" ]
+		cmp "$M/f$s" "$R/f$s"
+	done
+}
+
+@test "file size classes: plaintext size, lower size 40+S, contents, after remount" {
+	for s in "${SIZES[@]}"; do
+		mkdata "$R/f$s" "$s" "$s"
+		cp "$R/f$s" "$M/f$s"
+	done
+	check_sizes
+	remount "$C" "$M"
+	check_sizes
+	# the header starts with the magic "xtsf", version 1
+	lo=$(lower_of "$M/f17")
+	[ "$(head -c 6 "$lo" | od -An -tx1 | tr -d ' \n')" = 787473660100 ]
+}
+
+@test "a lower file of 0 bytes is an empty file and gets its header with the first data" {
+	printf 'x' >"$M/e"
+	lo=$(lower_of "$M/e")
+	umount_vol "$M"
+	: >"$lo"
+	mount_vol "$C" "$M"
+	[ "$(lsize "$M/e")" -eq 0 ]
+	[ "$(cat "$M/e" | wc -c)" -eq 0 ]
+	printf 'hello' >>"$M/e"
+	[ "$(cat "$M/e")" = hello ]
+	[ "$(lsize "$lo")" -eq 45 ]
+	remount "$C" "$M"
+	[ "$(cat "$M/e")" = hello ]
+}
+
+@test "no plaintext contents or names in the cipher directory" {
+	marker="qzx-MARKER-7f3e9a1c-plaintext-must-not-leak"
+	name="qzxsecretfilename"
+	mkdir "$M/qzxsecretdirname"
+	for i in $(seq 1 50); do echo "$marker $i"; done >"$M/$name"
+	echo "$marker" >"$M/qzxsecretdirname/$name.txt"
+	ln -s "qzxsecrettarget" "$M/qzxsecretlink"
+	umount_vol "$M"
+	run grep -r -a -l -e "$marker" -e qzxsecret "$C"
+	[ "$status" -eq 1 ]
+	run bash -c "find '$C' | grep -e qzxsecret"
+	[ "$status" -eq 1 ]
+	# the data is there, just not readable
+	[ "$(find "$C" -type f ! -name 'xtsfs.*' | wc -l)" -eq 2 ]
+	[ "$(readlink "$(find "$C" -type l)" | grep -c qzxsecret)" -eq 0 ]
+}
+
+# ---- names ------------------------------------------------------------------
+
+@test "name lengths 1, 160 (plain scheme), 161, 255 (long-name scheme with a sidecar)" {
+	for len in 1 160 161 255; do
+		n=$(printf 'n%.0s' $(seq 1 "$len"))
+		mkdir "$M/d$len"
+		echo "content $len" >"$M/d$len/$n"
+		[ "$(cat "$M/d$len/$n")" = "content $len" ]
+		[ "$(ls -A "$M/d$len")" = "$n" ]
+		lo=$(lower_of "$M/d$len")
+		if [ "$len" -le 160 ]; then
+			[ "$(lower_names "$lo" | grep -vc '^xtsfs\.dirid$')" -eq 1 ]
+			[ "$(lower_names "$lo" | grep -c '^xtsfs\.long\.')" -eq 0 ]
+			stored=$(user_names "$lo")
+			# FORMAT 4.1: ceil((16 + p) * 4 / 3) characters
+			p=$(((len + 15) / 16 * 16))
+			[ "${#stored}" -eq $(((4 * (16 + p) + 2) / 3)) ]
+		else
+			[ "$(lower_names "$lo" | wc -l)" -eq 3 ]
+			long=$(lower_names "$lo" | grep '^xtsfs\.long\.' | grep -v '\.name$')
+			[ -n "$long" ]
+			[ "${#long}" -eq 33 ]
+			[ -f "$lo/$long" ]
+			[ -f "$lo/$long.name" ]
+			[ "$(lsize "$lo/$long.name")" -gt 255 ]
+		fi
+	done
+	remount "$C" "$M"
+	for len in 1 160 161 255; do
+		n=$(printf 'n%.0s' $(seq 1 "$len"))
+		[ "$(cat "$M/d$len/$n")" = "content $len" ]
+		[ "$(ls -A "$M/d$len")" = "$n" ]
+	done
+}
+
+@test "a 256-byte name fails with ENAMETOOLONG, for files, directories and links" {
+	n=$(printf 'x%.0s' $(seq 1 256))
+	run touch "$M/$n"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"File name too long"* ]]
+	run mkdir "$M/$n"
+	[[ "$output" == *"File name too long"* ]]
+	echo a >"$M/a"
+	run ln -s a "$M/$n"
+	[[ "$output" == *"File name too long"* ]]
+	run mv "$M/a" "$M/$n"
+	[[ "$output" == *"File name too long"* ]]
+	[ "$(ls -A "$M")" = a ]
+}
+
+@test "odd names: spaces, UTF-8, leading dash, dots; readdir shows exactly the plaintext names" {
+	names=("with space" "  two  leading" "trailing " "-leading-dash" "--" "ünïcødé ✓ 名前"
+		".hidden" "..dots" "a.b.c" "tab	in" "new
+line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
+	mkdir "$M/d"
+	for n in "${names[@]}"; do
+		echo "$n" >"$M/d/$n"
+		echo "$n" >"$R/$n"
+	done
+	mkdir "$M/d/sub dir" "$R/sub dir"
+	diff <(ls -A "$M/d" | LC_ALL=C sort) <(ls -A "$R" | LC_ALL=C sort)
+	for n in "${names[@]}"; do
+		[ "$(cat "$M/d/$n")" = "$n" ]
+	done
+	# no internals in any listing, at any depth
+	run bash -c "find '$M' -name 'xtsfs.*'"
+	[ -z "$output" ]
+	remount "$C" "$M"
+	diff <(ls -A "$M/d" | LC_ALL=C sort) <(ls -A "$R" | LC_ALL=C sort)
+	[ "$(ls -A "$M")" = d ]
+}
+
+@test "the same name in two directories has different lower names" {
+	mkdir "$M/a" "$M/b"
+	echo 1 >"$M/a/same"
+	echo 2 >"$M/b/same"
+	la=$(user_names "$(lower_of "$M/a")")
+	lb=$(user_names "$(lower_of "$M/b")")
+	[ -n "$la" ] && [ -n "$lb" ]
+	[ "$la" != "$lb" ]
+	# but deterministic: the same name in the same directory again
+	rm "$M/a/same"
+	echo 3 >"$M/a/same"
+	[ "$(user_names "$(lower_of "$M/a")")" = "$la" ]
+}
+
+@test "xtsfs.dirid and xtsfs.volume are ordinary plaintext names" {
+	mkdir "$M/d"
+	for dir in "$M" "$M/d"; do
+		echo "plain dirid" >"$dir/xtsfs.dirid"
+		echo "plain volume" >"$dir/xtsfs.volume"
+		mkdir "$dir/xtsfs.long.x"
+		[ "$(cat "$dir/xtsfs.dirid")" = "plain dirid" ]
+		[ "$(cat "$dir/xtsfs.volume")" = "plain volume" ]
+	done
+	[ "$(lsize "$C/xtsfs.volume")" -eq 8192 ]
+	ld=$(lower_of "$M/d")
+	[ "$(lsize "$ld/xtsfs.dirid")" -eq 16 ]
+	remount "$C" "$M"
+	for dir in "$M" "$M/d"; do
+		[ "$(cat "$dir/xtsfs.dirid")" = "plain dirid" ]
+		[ "$(cat "$dir/xtsfs.volume")" = "plain volume" ]
+		[ -d "$dir/xtsfs.long.x" ]
+	done
+	[ "$(ls -A "$M/d" | LC_ALL=C sort | tr '\n' ' ')" = "xtsfs.dirid xtsfs.long.x xtsfs.volume " ]
+	rm "$M/xtsfs.volume" "$M/d/xtsfs.dirid"
+	[ "$(lsize "$C/xtsfs.volume")" -eq 8192 ]
+	[ "$(lsize "$ld/xtsfs.dirid")" -eq 16 ]
+	remount "$C" "$M"
+	[ "$(cat "$M/d/xtsfs.volume")" = "plain volume" ]
+}
+
+@test "--plaintext-names: names as they are; xtsfs.volume hidden and reserved in the root" {
+	umount_vol "$M"
+	C=$T/p
+	mkvol "$C" --plaintext-names
+	mount_vol "$C" "$M"
+	mkdir "$M/dir one"
+	echo hi >"$M/dir one/file ü.txt"
+	ln -s "dir one" "$M/lnk"
+	[ -d "$C/dir one" ]
+	[ -f "$C/dir one/file ü.txt" ]
+	[ "$(readlink "$C/lnk")" = "dir one" ]
+	# no dirids on such a volume
+	[ ! -e "$C/dir one/xtsfs.dirid" ]
+	[ "$(lsize "$C/dir one/file ü.txt")" -eq 43 ]
+	! grep -q hi "$C/dir one/file ü.txt"
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "dir one lnk " ]
+	run stat "$M/xtsfs.volume"
+	[ "$status" -ne 0 ]
+	run bash -c "echo x >'$M/xtsfs.volume'"
+	[ "$status" -ne 0 ]
+	run mkdir "$M/xtsfs.volume.tmp"
+	[ "$status" -ne 0 ]
+	run mv "$M/lnk" "$M/xtsfs.volume"
+	[ "$status" -ne 0 ]
+	run rm -f "$M/xtsfs.volume"
+	[ "$(lsize "$C/xtsfs.volume")" -eq 8192 ]
+	[ ! -e "$C/xtsfs.volume.tmp" ]
+	# only in the root: elsewhere it is just a name
+	echo sub >"$M/dir one/xtsfs.volume"
+	[ "$(cat "$M/dir one/xtsfs.volume")" = sub ]
+	remount "$C" "$M"
+	[ "$(cat "$M/dir one/file ü.txt")" = hi ]
+}
+
+# ---- directories ------------------------------------------------------------
+
+@test "mkdir, nested directories, rmdir of empty and non-empty directories" {
+	mkdir -p "$M/a/b/c/d/e"
+	echo deep >"$M/a/b/c/d/e/f"
+	[ "$(cat "$M/a/b/c/d/e/f")" = deep ]
+	[ "$(stat -c %F "$M/a/b/c")" = directory ]
+	# every directory but the root has a 16-byte dirid
+	lo=$(lower_of "$M/a/b/c")
+	[ "$(lsize "$lo/xtsfs.dirid")" -eq 16 ]
+	[ "$(stat -c %a "$lo/xtsfs.dirid")" = 444 ]
+	run rmdir "$M/a/b/c/d/e"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Directory not empty"* ]]
+	[ -d "$M/a/b/c/d/e" ]
+	[ "$(cat "$M/a/b/c/d/e/f")" = deep ]
+	rm "$M/a/b/c/d/e/f"
+	rmdir "$M/a/b/c/d/e"
+	[ ! -e "$M/a/b/c/d/e" ]
+	[ "$(ls -A "$M/a/b/c/d")" = "" ]
+	# nothing left behind in the lower parent (no dirid, no sidecar)
+	[ "$(user_names "$(lower_of "$M/a/b/c/d")")" = "" ]
+	rm -r "$M/a"
+	[ "$(ls -A "$M")" = "" ]
+	[ "$(lower_names "$C")" = xtsfs.volume ]
+	# a long-named directory: its sidecar goes with it
+	n=$(printf 'D%.0s' $(seq 1 200))
+	mkdir "$M/$n"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.long\.')" -eq 2 ]
+	rmdir "$M/$n"
+	[ "$(lower_names "$C")" = xtsfs.volume ]
+	remount "$C" "$M"
+	[ "$(ls -A "$M")" = "" ]
+}
+
+@test "renaming a directory keeps its dirid and the lower names of its children" {
+	mkdir -p "$M/dir/sub" "$M/other"
+	for i in 1 2 3; do echo "$i" >"$M/dir/f$i"; done
+	echo s >"$M/dir/sub/s"
+	before=$(lower_names "$(lower_of "$M/dir")")
+	id_before=$(od -An -tx1 "$(lower_of "$M/dir")/xtsfs.dirid")
+	mv "$M/dir" "$M/renamed"
+	[ "$(lower_names "$(lower_of "$M/renamed")")" = "$before" ]
+	mv "$M/renamed" "$M/other/moved"
+	[ "$(lower_names "$(lower_of "$M/other/moved")")" = "$before" ]
+	[ "$(od -An -tx1 "$(lower_of "$M/other/moved")/xtsfs.dirid")" = "$id_before" ]
+	remount "$C" "$M"
+	[ "$(cat "$M/other/moved/f2")" = 2 ]
+	[ "$(cat "$M/other/moved/sub/s")" = s ]
+	[ ! -e "$M/dir" ]
+}
+
+# ---- rename -----------------------------------------------------------------
+
+# sidecars_ok LOWERDIR: every long entry has its sidecar and vice versa.
+sidecars_ok() {
+	local e
+	for e in "$1"/xtsfs.long.*; do
+		[ -e "$e" ] || continue
+		case $e in
+		*.name) [ -e "${e%.name}" ] || { echo "stale sidecar $e" >&2; return 1; } ;;
+		*) [ -f "$e.name" ] || { echo "no sidecar for $e" >&2; return 1; } ;;
+		esac
+	done
+}
+
+@test "rename: plain, over an existing file, across directories" {
+	mkdir "$M/a" "$M/b" "$R/a" "$R/b"
+	for d in "$M" "$R"; do
+		echo one >"$d/a/one"
+		echo two >"$d/a/two"
+		echo three >"$d/b/three"
+		mv "$d/a/one" "$d/a/uno"
+		mv "$d/a/two" "$d/a/uno"
+		mv "$d/a/uno" "$d/b/moved"
+		mv "$d/b/three" "$d/b/moved2"
+		mv "$d/b/moved2" "$d/three"
+	done
+	diff -r "$M" "$R"
+	[ "$(cat "$M/b/moved")" = two ]
+	[ "$(user_names "$(lower_of "$M/a")")" = "" ]
+	[ "$(user_names "$(lower_of "$M/b")" | wc -l)" -eq 1 ]
+	remount "$C" "$M"
+	diff -r "$M" "$R"
+}
+
+@test "renameat2: RENAME_NOREPLACE and RENAME_EXCHANGE" {
+	echo A >"$M/a"
+	echo B >"$M/b"
+	run renameat2 "$M/a" "$M/b" noreplace
+	[ "$status" -ne 0 ]
+	[[ "$output" == *EEXIST* ]]
+	[ "$(cat "$M/a")" = A ]
+	[ "$(cat "$M/b")" = B ]
+	renameat2 "$M/a" "$M/c" noreplace
+	[ ! -e "$M/a" ]
+	[ "$(cat "$M/c")" = A ]
+	renameat2 "$M/b" "$M/c" exchange
+	[ "$(cat "$M/c")" = B ]
+	[ "$(cat "$M/b")" = A ]
+	# exchange a file with a directory, across directories
+	mkdir -p "$M/d/inner"
+	echo I >"$M/d/inner/x"
+	renameat2 "$M/b" "$M/d/inner" exchange
+	[ -f "$M/d/inner" ] && [ "$(cat "$M/d/inner")" = A ]
+	[ -d "$M/b" ] && [ "$(cat "$M/b/x")" = I ]
+	run renameat2 "$M/nonexistent" "$M/c" exchange
+	[[ "$output" == *ENOENT* ]]
+	remount "$C" "$M"
+	[ "$(cat "$M/c")" = B ]
+	[ "$(cat "$M/d/inner")" = A ]
+	[ "$(cat "$M/b/x")" = I ]
+}
+
+@test "rename of long names: sidecars follow, none left stale" {
+	L1=$(printf 'a%.0s' $(seq 1 200))
+	L2=$(printf 'b%.0s' $(seq 1 255))
+	L3=$(printf 'c%.0s' $(seq 1 170))
+	mkdir "$M/d"
+	ld=$(lower_of "$M/d")
+	echo 1 >"$M/$L1"
+	mv "$M/$L1" "$M/$L2"            # long -> long
+	sidecars_ok "$C"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.long\.')" -eq 2 ]
+	mv "$M/$L2" "$M/short"          # long -> short
+	sidecars_ok "$C"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.long\.')" -eq 0 ]
+	mv "$M/short" "$M/d/$L3"        # short -> long, across directories
+	sidecars_ok "$C"
+	sidecars_ok "$ld"
+	[ "$(lower_names "$ld" | grep -c '^xtsfs\.long\.')" -eq 2 ]
+	echo 2 >"$M/$L1"
+	mv "$M/d/$L3" "$M/$L1"          # long over an existing long name
+	sidecars_ok "$C"
+	sidecars_ok "$ld"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.long\.')" -eq 2 ]
+	[ "$(lower_names "$ld" | grep -c '^xtsfs\.long\.')" -eq 0 ]
+	echo 3 >"$M/d/$L2"
+	renameat2 "$M/$L1" "$M/d/$L2" exchange
+	sidecars_ok "$C"
+	sidecars_ok "$ld"
+	[ "$(cat "$M/$L1")" = 3 ]
+	[ "$(cat "$M/d/$L2")" = 1 ]
+	# rename onto itself: nothing may be lost
+	python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[1])' "$M/$L1"
+	sidecars_ok "$C"
+	[ "$(cat "$M/$L1")" = 3 ]
+	remount "$C" "$M"
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "$L1 d " ]
+	[ "$(ls -A "$M/d")" = "$L2" ]
+	[ "$(cat "$M/d/$L2")" = 1 ]
+}
+
+# ---- links ------------------------------------------------------------------
+
+@test "hard links: link count, inode, shared contents, unlink keeps the other" {
+	mkdir "$M/d"
+	echo original >"$M/f"
+	ln "$M/f" "$M/d/g"
+	long=$(printf 'h%.0s' $(seq 1 220))
+	ln "$M/f" "$M/$long"
+	[ "$(stat -c %h "$M/f")" -eq 3 ]
+	[ "$(stat -c %h "$M/d/g")" -eq 3 ]
+	[ "$(stat -c %i "$M/f")" = "$(stat -c %i "$M/d/g")" ]
+	[ "$(stat -c %i "$M/f")" = "$(stat -c %i "$M/$long")" ]
+	echo changed >"$M/d/g"
+	[ "$(cat "$M/f")" = changed ]
+	printf 'appended\n' >>"$M/$long"
+	[ "$(cat "$M/f")" = "$(printf 'changed\nappended')" ]
+	rm "$M/f"
+	[ "$(stat -c %h "$M/d/g")" -eq 2 ]
+	rm "$M/$long"
+	sidecars_ok "$C"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.long\.')" -eq 0 ]
+	[ "$(stat -c %h "$M/d/g")" -eq 1 ]
+	remount "$C" "$M"
+	[ "$(cat "$M/d/g")" = "$(printf 'changed\nappended')" ]
+}
+
+@test "symlinks: relative, absolute, dangling, to a directory; size is the target length" {
+	mkdir "$M/dir"
+	echo data >"$M/dir/file"
+	ln -s dir/file "$M/rel"
+	ln -s "$M/dir/file" "$M/abs"
+	ln -s "does/not/exist" "$M/dangling"
+	ln -s dir "$M/dl"
+	ln -s "ü ✓ spaces/../x" "$M/odd"
+	[ "$(readlink "$M/rel")" = dir/file ]
+	[ "$(readlink "$M/abs")" = "$M/dir/file" ]
+	[ "$(readlink "$M/dangling")" = does/not/exist ]
+	[ "$(cat "$M/rel")" = data ]
+	[ "$(cat "$M/abs")" = data ]
+	[ "$(cat "$M/dl/file")" = data ]
+	run cat "$M/dangling"
+	[[ "$output" == *"No such file or directory"* ]]
+	[ "$(stat -c %s "$M/rel")" -eq 8 ]
+	[ "$(stat -c %s "$M/abs")" -eq $((${#M} + 9)) ]
+	[ "$(stat -c %s "$M/dangling")" -eq 14 ]
+	[ "$(stat -c %s "$M/odd")" -eq "$(printf '%s' "ü ✓ spaces/../x" | wc -c)" ]
+	[ "$(stat -c %F "$M/dl")" = "symbolic link" ]
+	# the lower targets are encrypted
+	[ "$(readlink "$(lower_of "$M/rel")")" != dir/file ]
+	remount "$C" "$M"
+	[ "$(readlink "$M/odd")" = "ü ✓ spaces/../x" ]
+	[ "$(cat "$M/rel")" = data ]
+	mv "$M/rel" "$M/dir/moved"
+	[ "$(readlink "$M/dir/moved")" = dir/file ]
+}
+
+@test "symlink targets up to 4095 bytes; over 3040 bytes an xtsfs.link.* file in the root" {
+	mkdir "$M/d"
+	t3040=$(python3 -c 'print("a/"*1519+"bc")')
+	t3041=$(python3 -c 'print("a/"*1520+"b")')
+	t4095=$(python3 -c 'print("a/"*2047+"b")')
+	[ ${#t3040} -eq 3040 ] && [ ${#t3041} -eq 3041 ] && [ ${#t4095} -eq 4095 ]
+	ln -s "$t3040" "$M/d/l3040"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.link\.')" -eq 0 ]
+	ln -s "$t3041" "$M/d/l3041"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.link\.')" -eq 1 ]
+	ln -s "$t4095" "$M/d/l4095"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.link\.')" -eq 2 ]
+	# content-addressed: the same target again shares the file
+	ln -s "$t4095" "$M/l4095again"
+	[ "$(lower_names "$C" | grep -c '^xtsfs\.link\.')" -eq 2 ]
+	for l in l3040 l3041 l4095; do
+		n=${l#l}
+		v=t$n
+		[ "$(readlink "$M/d/$l")" = "${!v}" ]
+		[ "$(stat -c %s "$M/d/$l")" -eq "$n" ]
+	done
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "d l4095again " ]
+	# 4096 bytes is more than a symlink can hold
+	run ln -s "${t4095}x" "$M/too"
+	[ "$status" -ne 0 ]
+	remount "$C" "$M"
+	[ "$(readlink "$M/d/l4095")" = "$t4095" ]
+	[ "$(readlink "$M/l4095again")" = "$t4095" ]
+	[ "$(readlink "$M/d/l3041")" = "$t3041" ]
+	rm "$M/d/l4095"
+	[ "$(readlink "$M/l4095again")" = "$t4095" ]
+}
+
+# ---- special files ----------------------------------------------------------
+
+@test "mknod: a fifo passes data between two processes" {
+	mkfifo "$M/fifo"
+	[ "$(stat -c %F "$M/fifo")" = fifo ]
+	[ -p "$(lower_of "$M/fifo")" ]
+	cat "$M/fifo" >"$T/fifo.out" &
+	reader=$!
+	seq 1 10000 >"$M/fifo"
+	wait "$reader"
+	seq 1 10000 | cmp - "$T/fifo.out"
+}
+
+@test "mknod: a unix socket can be bound and connected through the mount" {
+	run python3 - "$M/sock" <<'PY'
+import os, socket, stat, sys
+p = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(p)
+s.listen(1)
+assert stat.S_ISSOCK(os.lstat(p).st_mode)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.connect(p)
+a, _ = s.accept()
+c.sendall(b'over the socket')
+print(a.recv(100).decode())
+PY
+	[ "$status" -eq 0 ]
+	[ "$output" = "over the socket" ]
+	[ "$(stat -c %F "$M/sock")" = socket ]
+	[ -S "$(lower_of "$M/sock")" ]
+	remount "$C" "$M"
+	[ -S "$M/sock" ]
+}
+
+@test "mknod: a character device (as root)" {
+	mknod "$M/null" c 1 3
+	[ "$(stat -c '%F %t %T' "$M/null")" = "character special file 1 3" ]
+	lo=$(lower_of "$M/null")
+	[ "$(stat -c '%F %t %T' "$lo")" = "character special file 1 3" ]
+	mknod "$M/blk" b 7 0
+	[ "$(stat -c '%F %t %T' "$M/blk")" = "block special file 7 0" ]
+	remount "$C" "$M"
+	[ "$(stat -c '%F %t %T' "$M/null")" = "character special file 1 3" ]
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "blk null " ]
+}
+
+# ---- attributes -------------------------------------------------------------
+
+@test "chmod, chown, nanosecond times" {
+	echo x >"$M/f"
+	mkdir "$M/d"
+	chmod 0640 "$M/f"
+	chmod 1750 "$M/d"
+	[ "$(stat -c %a "$M/f")" = 640 ]
+	[ "$(stat -c %a "$M/d")" = 1750 ]
+	chown nobody:nogroup "$M/f"
+	[ "$(stat -c %U:%G "$M/f")" = nobody:nogroup ]
+	[ "$(stat -c %U "$(lower_of "$M/f")")" = nobody ]
+	touch -d '2001-02-03 04:05:06.123456789 +0000' "$M/f"
+	[[ "$(TZ=UTC stat -c %y "$M/f")" == "2001-02-03 04:05:06.123456789"* ]]
+	touch -a -d '2002-03-04 05:06:07.987654321 +0000' "$M/f"
+	[[ "$(TZ=UTC stat -c %x "$M/f")" == "2002-03-04 05:06:07.987654321"* ]]
+	[[ "$(TZ=UTC stat -c %y "$M/f")" == "2001-02-03 04:05:06.123456789"* ]]
+	touch -h -d '2003-01-01 00:00:00.5 +0000' "$M/d"
+	ln -s f "$M/l"
+	touch -h -d '2004-01-01 00:00:00.25 +0000' "$M/l"
+	[[ "$(TZ=UTC stat -c %y "$M/l")" == "2004-01-01 00:00:00.250000000"* ]]
+	[[ "$(TZ=UTC stat -c %y "$M/f")" == "2001-02-03 04:05:06.123456789"* ]]
+	remount "$C" "$M"
+	[ "$(stat -c %a "$M/f")" = 640 ]
+	[ "$(stat -c %U:%G "$M/f")" = nobody:nogroup ]
+	[[ "$(TZ=UTC stat -c %y "$M/f")" == "2001-02-03 04:05:06.123456789"* ]]
+	[[ "$(TZ=UTC stat -c %y "$M/d")" == "2003-01-01 00:00:00.500000000"* ]]
+	[[ "$(TZ=UTC stat -c %y "$M/l")" == "2004-01-01 00:00:00.250000000"* ]]
+	# a write changes mtime
+	touch -d '2001-01-01' "$M/f"
+	echo y >>"$M/f"
+	[ "$(stat -c %Y "$M/f")" -gt 1000000000 ]
+	[ "$(stat -c %Y "$M/f")" -ne "$(date -d 2001-01-01 +%s)" ]
+}
+
+@test "truncate grow and shrink across units and short tails, against a reference file" {
+	mkdata "$R/f" 20000 7
+	cp "$R/f" "$M/f"
+	for s in 15000 12289 12288 8200 8192 4111 4100 4097 4096 4095 16 15 1 0 7 4096 13 9000 100000 3; do
+		truncate -s "$s" "$M/f"
+		truncate -s "$s" "$R/f"
+		[ "$(lsize "$M/f")" -eq "$s" ]
+		cmp "$M/f" "$R/f"
+		# overwrite a few bytes in the middle, so the next shrink
+		# re-encrypts real data, not zeros
+		if [ "$s" -gt 10 ]; then
+			printf 'zz' | dd of="$M/f" bs=1 seek=$((s / 2)) conv=notrunc status=none
+			printf 'zz' | dd of="$R/f" bs=1 seek=$((s / 2)) conv=notrunc status=none
+		fi
+	done
+	[ "$(lsize "$(lower_of "$M/f")")" -eq 43 ]
+	remount "$C" "$M"
+	cmp "$M/f" "$R/f"
+}
+
+@test "truncate -s 10G stays sparse and reads zeros" {
+	echo head >"$M/big"
+	truncate -s 10G "$M/big"
+	[ "$(lsize "$M/big")" -eq 10737418240 ]
+	lo=$(lower_of "$M/big")
+	[ "$(lsize "$lo")" -eq $((10737418240 + 40)) ]
+	[ "$(du -k "$lo" | cut -f1)" -lt 1024 ]
+	[ "$(head -c 5 "$M/big")" = head ]
+	dd if="$M/big" bs=1M skip=5000 count=2 status=none | cmp - <(head -c 2097152 /dev/zero)
+	tail -c 4097 "$M/big" | cmp - <(head -c 4097 /dev/zero)
+	remount "$C" "$M"
+	[ "$(lsize "$M/big")" -eq 10737418240 ]
+	[ "$(du -k "$lo" | cut -f1)" -lt 1024 ]
+	truncate -s 5 "$M/big"
+	[ "$(cat "$M/big")" = head ]
+}
+
+@test "writes past EOF leave holes that read as zeros and stay sparse" {
+	for d in "$M" "$R"; do
+		printf 'start' >"$d/h"
+		printf 'middle' | dd of="$d/h" bs=1 seek=3000000 conv=notrunc status=none
+		printf 'end' | dd of="$d/h" bs=1 seek=9000001 conv=notrunc status=none
+	done
+	cmp "$M/h" "$R/h"
+	[ "$(lsize "$M/h")" -eq 9000004 ]
+	lo=$(lower_of "$M/h")
+	[ "$(du -k "$lo" | cut -f1)" -lt 200 ]
+	remount "$C" "$M"
+	cmp "$M/h" "$R/h"
+}
+
+@test "fallocate: allocate, punch a hole (keeps the size), zero a range" {
+	fallocate -l 1M "$M/a"
+	[ "$(lsize "$M/a")" -eq 1048576 ]
+	cmp "$M/a" <(head -c 1048576 /dev/zero)
+	mkdata "$R/p" 30000 3
+	cp "$R/p" "$M/p"
+	for d in "$M" "$R"; do
+		fallocate -p -o 4096 -l 8192 "$d/p"  # two whole units
+		fallocate -p -o 100 -l 1000 "$d/p"   # inside a unit
+		fallocate -p -o 16000 -l 5000 "$d/p" # straddling units
+		fallocate -p -o 29990 -l 100 "$d/p"  # into the last unit, past EOF
+	done
+	[ "$(lsize "$M/p")" -eq 30000 ]
+	cmp "$M/p" "$R/p"
+	cmp <(dd if="$M/p" bs=4096 skip=1 count=2 status=none) <(head -c 8192 /dev/zero)
+	mkdata "$R/z" 30000 4
+	cp "$R/z" "$M/z"
+	for d in "$M" "$R"; do
+		fallocate -z -o 5000 -l 10000 "$d/z"
+		fallocate -z -o 28000 -l 5000 "$d/z" # past EOF: grows
+	done
+	[ "$(lsize "$M/z")" -eq "$(lsize "$R/z")" ]
+	cmp "$M/z" "$R/z"
+	# -n (keep size) past EOF
+	fallocate -n -o 40000 -l 10000 "$M/z"
+	[ "$(lsize "$M/z")" -eq "$(lsize "$R/z")" ]
+	remount "$C" "$M"
+	cmp "$M/p" "$R/p"
+	cmp "$M/z" "$R/z"
+	cmp "$M/a" <(head -c 1048576 /dev/zero)
+}
+
+@test "SEEK_DATA and SEEK_HOLE see a hole at a 4096-aligned plaintext range" {
+	python3 - "$M/s" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'\x01' * 4096, 0)             # unit 0: data
+os.pwrite(fd, b'\x02' * 4096, 5 * 4096)      # units 1..4: a hole; unit 5 data
+os.pwrite(fd, b'\x03' * 100, 10 * 4096)      # units 6..9: a hole; unit 10 data
+os.close(fd)
+PY
+	run python3 - "$M/s" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+r = []
+r.append(os.lseek(fd, 0, os.SEEK_DATA))
+r.append(os.lseek(fd, 0, os.SEEK_HOLE))
+r.append(os.lseek(fd, 4096, os.SEEK_DATA))
+r.append(os.lseek(fd, 5000, os.SEEK_DATA))
+r.append(os.lseek(fd, 5 * 4096, os.SEEK_HOLE))
+r.append(os.lseek(fd, 7 * 4096, os.SEEK_DATA))
+r.append(os.lseek(fd, 10 * 4096, os.SEEK_HOLE))
+try:
+    os.lseek(fd, 10 * 4096 + 100, os.SEEK_DATA)
+    r.append('no ENXIO')
+except OSError as e:
+    r.append(e.strerror)
+print(' '.join(map(str, r)))
+PY
+	[ "$status" -eq 0 ]
+	[ "$output" = "0 4096 20480 20480 24576 40960 41060 No such device or address" ]
+	# and the hole reads as zeros
+	cmp <(dd if="$M/s" bs=4096 skip=1 count=4 status=none) <(head -c 16384 /dev/zero)
+}
+
+# ---- open flags, mmap, sync ---------------------------------------------------
+
+@test "O_APPEND: interleaved appenders give the concatenation" {
+	exec 5>>"$M/log" 6>>"$M/log"
+	for i in 1 2 3 4 5; do
+		echo "first $i" >&5
+		echo "second $i" >&6
+	done
+	exec 5>&- 6>&-
+	for i in 1 2 3 4 5; do echo "first $i"; echo "second $i"; done >"$R/log"
+	cmp "$M/log" "$R/log"
+	# two processes appending at once: every line whole, none lost
+	(for i in $(seq 1 300); do echo "process-a line $i"; done >>"$M/log") &
+	pa=$!
+	(for i in $(seq 1 300); do echo "process-b line $i"; done >>"$M/log") &
+	pb=$!
+	wait "$pa" "$pb"
+	[ "$(wc -l <"$M/log")" -eq 610 ]
+	diff <(grep process-a "$M/log") <(for i in $(seq 1 300); do echo "process-a line $i"; done)
+	diff <(grep process-b "$M/log") <(for i in $(seq 1 300); do echo "process-b line $i"; done)
+	head -10 "$M/log" | cmp - "$R/log"
+}
+
+@test "O_TRUNC and O_EXCL" {
+	mkdata "$M/f" 10000 1
+	: >"$M/f"
+	[ "$(lsize "$M/f")" -eq 0 ]
+	[ "$(lsize "$(lower_of "$M/f")")" -eq 40 ]
+	echo new >"$M/f"
+	[ "$(cat "$M/f")" = new ]
+	run python3 -c "import os,sys; os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_EXCL)" "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *FileExistsError* ]]
+	[ "$(cat "$M/f")" = new ]
+	python3 -c "import os,sys; os.close(os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_EXCL, 0o600))" "$M/g"
+	[ "$(stat -c %a "$M/g")" = 600 ]
+	run bash -c "set -o noclobber; echo x >'$M/f'"
+	[ "$status" -ne 0 ]
+	[ "$(cat "$M/f")" = new ]
+}
+
+@test "shared writable mmap: writes reach other descriptors and the lower file" {
+	mkdata "$R/m" 20000 5
+	cp "$R/m" "$M/m"
+	python3 - "$M/m" "$R/m" <<'PY'
+import mmap, os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDWR)
+    mm = mmap.mmap(fd, 20000, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    mm[10:20] = b'0123456789'
+    mm[4090:4110] = b'across-a-unit-border!'[:20]
+    mm[19990:20000] = b'the end..!'
+    mm.flush()
+    other = os.open(p, os.O_RDONLY)
+    got = os.pread(other, 20000, 0)
+    assert got[10:20] == b'0123456789', got[10:20]
+    assert got[19990:20000] == b'the end..!'
+    mm.close()
+    os.close(other)
+    os.close(fd)
+PY
+	cmp "$M/m" "$R/m"
+	remount "$C" "$M"
+	cmp "$M/m" "$R/m"
+}
+
+@test "fsync and fdatasync on files and directories" {
+	mkdir "$M/d"
+	python3 - "$M/d/f" "$M/d" "$M" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b'synced data' * 1000)
+os.fsync(fd)
+os.fdatasync(fd)
+os.close(fd)
+for d in sys.argv[2:]:
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    os.fsync(dfd)
+    os.fdatasync(dfd)
+    os.close(dfd)
+PY
+	[ "$(lsize "$M/d/f")" -eq 11000 ]
+	sync -f "$M/d/f"
+}
+
+@test "statfs: df works and the name limit is 255" {
+	run df -P "$M"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$M"* ]]
+	[ "$(stat -f -c %l "$M")" -eq 255 ]
+	[ "$(stat -f -c %b "$M")" -gt 0 ]
+	[ "$(df --output=fstype "$M" | tail -1)" = fuse.xtsfs ]
+}
+
+# ---- concurrency --------------------------------------------------------------
+
+@test "parallel writers on disjoint ranges of one file, with readers meanwhile" {
+	N=4
+	CH=300007 # ranges share units: writers patch the same units
+	mkdata "$R/f" $((N * CH)) 11
+	: >"$M/f"
+	: >"$T/readerr"
+	(
+		while [ ! -e "$T/done" ]; do
+			cat "$M/f" >/dev/null 2>>"$T/readerr" || echo "read failed" >>"$T/readerr"
+			stat "$M/f" >/dev/null 2>>"$T/readerr" || echo "stat failed" >>"$T/readerr"
+		done
+	) &
+	reader=$!
+	pids=()
+	for k in $(seq 0 $((N - 1))); do
+		python3 - "$R/f" "$M/f" "$k" "$CH" <<'PY' &
+import os, sys
+src, dst, k, ch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+data = open(src, 'rb').read()[k * ch:(k + 1) * ch]
+fd = os.open(dst, os.O_WRONLY)
+off, step = 0, 777 + 1000 * k
+while off < len(data):
+    os.pwrite(fd, data[off:off + step], k * ch + off)
+    off += step
+os.close(fd)
+PY
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	touch "$T/done"
+	wait "$reader"
+	[ ! -s "$T/readerr" ] || { cat "$T/readerr"; false; }
+	cmp "$M/f" "$R/f"
+	remount "$C" "$M"
+	cmp "$M/f" "$R/f"
+}
+
+@test "parallel dd writers on disjoint 1 MiB ranges" {
+	mkdata "$R/src" $((4 * 1048576)) 12
+	: >"$M/f"
+	for k in 0 1 2 3; do
+		dd if="$R/src" of="$M/f" bs=64k skip=$((k * 16)) seek=$((k * 16)) count=16 conv=notrunc status=none &
+	done
+	wait
+	cmp "$M/f" "$R/src"
+}
+
+# ---- tools --------------------------------------------------------------------
+
+# mktree DIR: a small tree with the file types tools care about.
+mktree() {
+	local d=$1
+	mkdir -p "$d"
+	cp -r "$BATS_TEST_DIRNAME/../../src" "$d/src"
+	cp -r "$BATS_TEST_DIRNAME/../../doc" "$d/doc"
+	mkdir -p "$d/empty/dir" "$d/long"
+	mkdata "$d/bin" 300000 9
+	: >"$d/zero"
+	echo secret >"$d/private"
+	chmod 600 "$d/private"
+	ln -s src/fs "$d/link"
+	ln -s nowhere "$d/dangling"
+	ln "$d/bin" "$d/hardlink"
+	echo long >"$d/long/$(printf 'L%.0s' $(seq 1 240))"
+	touch -d '2010-10-10 10:10:10.123456789' "$d/zero"
+}
+
+@test "tar: extract into and create from the mount" {
+	mktree "$T/tree"
+	tar -C "$T/tree" -cf "$T/in.tar" .
+	mkdir "$M/x"
+	tar -C "$M/x" -xf "$T/in.tar"
+	diff -r --no-dereference "$T/tree" "$M/x"
+	tar -C "$T/tree" -df "$T/in.tar"
+	tar -C "$M/x" -df "$T/in.tar"
+	tar -C "$M/x" -cf "$T/out.tar" .
+	mkdir "$R/y"
+	tar -C "$R/y" -xf "$T/out.tar"
+	diff -r --no-dereference "$T/tree" "$R/y"
+	tar -C "$T/tree" -df "$T/out.tar"
+	[ "$(stat -c %h "$M/x/bin")" -eq 2 ]
+	remount "$C" "$M"
+	tar -C "$M/x" -df "$T/in.tar"
+}
+
+@test "cp -a and rsync -a a tree in; diff -r, modes, times" {
+	mktree "$T/tree"
+	cp -a "$T/tree" "$M/cp"
+	diff -r --no-dereference "$T/tree" "$M/cp"
+	meta() { (cd "$1" && find . -printf '%P %y %m %s %T@ %l\n' | grep -v ' d .* [0-9.]* $' | LC_ALL=C sort); }
+	diff <(cd "$T/tree" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort) \
+	     <(cd "$M/cp" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort)
+	rsync -aH "$T/tree/" "$M/rs/"
+	diff -r --no-dereference "$T/tree" "$M/rs"
+	diff <(cd "$T/tree" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort) \
+	     <(cd "$M/rs" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort)
+	# a second rsync finds nothing to do
+	[ -z "$(rsync -aHi "$T/tree/" "$M/rs/")" ]
+	# changed file: rsync's delta transfer in place
+	mkdata "$T/tree/bin" 300000 10
+	rsync -aH --inplace "$T/tree/" "$M/rs/"
+	cmp "$T/tree/bin" "$M/rs/bin"
+	rsync -aH "$M/rs/" "$R/back/"
+	diff -r --no-dereference "$T/tree" "$R/back"
+	remount "$C" "$M"
+	diff -r --no-dereference "$T/tree" "$M/rs"
+}
+
+@test "git: init, add, commit, clone, fsck inside the mount" {
+	command -v git || skip "git is not installed"
+	mktree "$M/repo"
+	cd "$M/repo"
+	git init -q
+	git add -A
+	git -c user.name=t -c user.email=t@example.org commit -qm "first"
+	echo change >>doc/FORMAT.md
+	git -c user.name=t -c user.email=t@example.org commit -qam "second"
+	[ "$(git rev-list --count HEAD)" -eq 2 ]
+	git fsck --strict
+	git gc -q
+	git fsck --strict
+	cd "$M"
+	git clone -q repo clone
+	# git keeps no empty directories
+	diff -r --no-dereference --exclude=.git --exclude=empty repo clone
+	[ "$(git -C clone log --format=%s | tr '\n' ' ')" = "second first " ]
+	cd /
+	remount "$C" "$M"
+	git -C "$M/clone" fsck --strict
+	[ -z "$(git -C "$M/repo" status --porcelain)" ]
+}
+
+@test "compile and run a C program inside the mount" {
+	cat >"$M/hello.c" <<'C'
+#include <stdio.h>
+int main(void) { puts("hello from xtsfs"); return 0; }
+C
+	cc -O1 -o "$M/hello" "$M/hello.c"
+	[ "$("$M/hello")" = "hello from xtsfs" ]
+	remount "$C" "$M"
+	[ "$("$M/hello")" = "hello from xtsfs" ]
+}
+
+@test "sqlite3: a database in the mount, rollback journal and WAL" {
+	command -v sqlite3 || skip "sqlite3 is not installed"
+	for mode in delete wal; do
+		db="$M/$mode.db"
+		sqlite3 "$db" "PRAGMA journal_mode=$mode; CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT);" >/dev/null
+		sqlite3 "$db" "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<5000) INSERT INTO t SELECT x, hex(randomblob(50)) FROM c; COMMIT;"
+		sqlite3 "$db" "UPDATE t SET b='changed' WHERE a % 7 = 0; DELETE FROM t WHERE a % 11 = 0;"
+		[ "$(sqlite3 "$db" 'PRAGMA integrity_check;')" = ok ]
+		[ "$(sqlite3 "$db" 'SELECT count(*) FROM t;')" -eq 4546 ]
+	done
+	remount "$C" "$M"
+	for mode in delete wal; do
+		[ "$(sqlite3 "$M/$mode.db" 'PRAGMA integrity_check;')" = ok ]
+		[ "$(sqlite3 "$M/$mode.db" "SELECT count(*) FROM t WHERE b='changed';")" -eq 650 ]
+	done
+}
+
+# ---- xattrs, read-only, mount options ------------------------------------------
+
+@test "xattrs are not supported: setfattr fails, getfattr lists nothing" {
+	echo x >"$M/f"
+	run setfattr -n user.x -v 1 "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Operation not supported"* ]]
+	run getfattr -d -m - "$M/f"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run getfattr -n user.x "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"No such attribute"* ]]
+}
+
+@test "-o ro: reads work, every write fails with EROFS" {
+	mkdir "$M/d"
+	echo data >"$M/f"
+	umount_vol "$M"
+	mount_vol "$C" "$M" -o ro
+	[ "$(cat "$M/f")" = data ]
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "d f " ]
+	for cmd in "echo x >'$M/f'" "echo x >>'$M/f'" "echo x >'$M/new'" "mkdir '$M/e'" \
+		"rm '$M/f'" "rmdir '$M/d'" "mv '$M/f' '$M/g'" "chmod 600 '$M/f'" \
+		"truncate -s 0 '$M/f'" "touch '$M/f'" "ln -s x '$M/l'" "ln '$M/f' '$M/h'"; do
+		run bash -c "$cmd"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"Read-only file system"* ]] || { echo "$cmd: $output"; false; }
+	done
+	[ "$(cat "$M/f")" = data ]
+	lo=$(lower_of "$M/f")
+	[ "$(lsize "$lo")" -eq 45 ]
+}
+
+@test "mount refusals: mount point unusable (9); with -f: no volume (5), wrong passphrase (4)" {
+	umount_vol "$M"
+	mkdir -p "$T/full"
+	echo x >"$T/full/file"
+	run xtsfs --passfile "$T/pass" "$C" "$T/full"
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"not empty"* ]]
+	: >"$T/afile"
+	run xtsfs --passfile "$T/pass" "$C" "$T/afile"
+	[ "$status" -eq 9 ]
+	run xtsfs --passfile "$T/pass" "$C" "$T/missing"
+	[ "$status" -eq 9 ]
+	mkdir "$C/inside"
+	run xtsfs --passfile "$T/pass" "$C" "$C/inside"
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"contain each other"* ]]
+	rmdir "$C/inside"
+	mkdir -p "$T/outer"
+	mkvol "$T/outer/c2"
+	run xtsfs --passfile "$T/pass" "$T/outer/c2" "$T/outer"
+	[ "$status" -eq 9 ]
+	[[ "$output" == *"contain each other"* ]]
+	run xtsfs --passfile "$T/pass" "$C" "$C"
+	[ "$status" -eq 9 ]
+	# in the foreground, the unlock errors give their codes
+	mkdir "$T/plain" "$T/m2"
+	run xtsfs -f --passfile "$T/pass" "$T/plain" "$T/m2"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"no xtsfs volume header"* ]]
+	run xtsfs -f --passfile "$T/wrong" "$C" "$T/m2"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"wrong passphrase"* ]]
+	for d in "$T/full" "$T/m2" "$T/outer" "$M"; do
+		! mountpoint -q "$d"
+	done
+}
+
+@test "mount refusals as a daemon: no volume (5), wrong passphrase (4), nothing mounted" {
+	skip "BUG: without -f, unlock failures exit 1 ('the daemon died before mounting') instead of 4/5/6"
+	umount_vol "$M"
+	mkdir "$T/plain" "$T/m2"
+	run xtsfs --passfile "$T/pass" "$T/plain" "$T/m2"
+	[ "$status" -eq 5 ]
+	[[ "$output" == *"no xtsfs volume header"* ]]
+	[[ "$output" != *"died"* ]]
+	run xtsfs --passfile "$T/pass" "$T/nonexistent" "$T/m2"
+	[ "$status" -eq 5 ]
+	run xtsfs --passfile "$T/wrong" "$C" "$T/m2"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"wrong passphrase"* ]]
+	[[ "$output" != *"died"* ]]
+	! mountpoint -q "$T/m2"
+	! mountpoint -q "$M"
+}
+
+@test "xtsfs -f in the background; SIGTERM unmounts cleanly and exits 0" {
+	umount_vol "$M"
+	start_fg "$C" "$M"
+	echo data >"$M/f"
+	[ "$(cat "$M/f")" = data ]
+	kill -TERM "$DAEMON_PID"
+	rc=0
+	wait "$DAEMON_PID" || rc=$?
+	[ "$rc" -eq 0 ]
+	! mountpoint -q "$M"
+	[ -z "$(ls -A "$M")" ]
+	mount_vol "$C" "$M"
+	[ "$(cat "$M/f")" = data ]
+}
+
+@test "allow_other with default_permissions: modes are enforced for other users" {
+	umount_vol "$M"
+	chmod 755 "$T"
+	mount_vol "$C" "$M" -o allow_other
+	chmod 755 "$M"
+	echo private >"$M/secret"
+	chmod 600 "$M/secret"
+	echo public >"$M/open"
+	chmod 644 "$M/open"
+	mkdir -m 700 "$M/closed"
+	echo in >"$M/closed/f"
+	run su nobody -s /bin/sh -c "cat '$M/secret'"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	run su nobody -s /bin/sh -c "cat '$M/open'"
+	[ "$status" -eq 0 ]
+	[ "$output" = public ]
+	run su nobody -s /bin/sh -c "ls '$M/closed'"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	run su nobody -s /bin/sh -c "echo x >>'$M/open'"
+	[[ "$output" == *"Permission denied"* ]]
+	[ "$(cat "$M/open")" = public ]
+	# a file nobody creates in a directory it may write belongs to nobody
+	mkdir -m 777 "$M/shared"
+	su nobody -s /bin/sh -c "echo mine >'$M/shared/n'; mkdir '$M/shared/nd'"
+	[ "$(stat -c %U "$M/shared/n")" = nobody ]
+	[ "$(stat -c %U "$(lower_of "$M/shared/n")")" = nobody ]
+	[ "$(stat -c %U "$M/shared/nd")" = nobody ]
+}
