@@ -183,6 +183,9 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	[ "$(ls -A "$M/d" | LC_ALL=C sort | tr '\n' ' ')" = "xtsfs.dirid xtsfs.long.x xtsfs.volume " ]
 	rm "$M/xtsfs.volume" "$M/d/xtsfs.dirid"
 	[ "$(lsize "$C/xtsfs.volume")" -eq 8192 ]
+	# a stale header temp file is never shown
+	echo stale >"$C/xtsfs.volume.tmp"
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "d xtsfs.dirid xtsfs.long.x " ]
 	[ "$(lsize "$ld/xtsfs.dirid")" -eq 16 ]
 	remount "$C" "$M"
 	[ "$(cat "$M/d/xtsfs.volume")" = "plain volume" ]
@@ -272,6 +275,49 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	[ "$(cat "$M/other/moved/f2")" = 2 ]
 	[ "$(cat "$M/other/moved/sub/s")" = s ]
 	[ ! -e "$M/dir" ]
+}
+
+@test "a directory of 1500 entries (some long names): listed whole, removed whole" {
+	mkdir "$M/big"
+	python3 - "$M/big" "$R" <<'PY'
+import os, sys
+for d in sys.argv[1:]:
+    for i in range(1500):
+        n = ('file-%0100d' % i) if i % 30 else ('long-%0200d' % i)
+        open(os.path.join(d, n), 'w').close()
+PY
+	diff <(ls -A "$M/big" | LC_ALL=C sort) <(ls -A "$R" | LC_ALL=C sort)
+	[ "$(find "$M/big" -type f | wc -l)" -eq 1500 ]
+	remount "$C" "$M"
+	diff <(ls -A "$M/big" | LC_ALL=C sort) <(ls -A "$R" | LC_ALL=C sort)
+	rm -r "$M/big"
+	[ ! -e "$M/big" ]
+	[ "$(lower_names "$C")" = xtsfs.volume ]
+}
+
+@test "rename of a directory over an existing empty directory" {
+	skip "BUG: fails with ENOTEMPTY: the target's lower dir still holds xtsfs.dirid"
+	mkdir "$M/a" "$M/b"
+	echo x >"$M/a/f"
+	mv -T "$M/a" "$M/b"
+	[ ! -e "$M/a" ]
+	[ "$(cat "$M/b/f")" = x ]
+	mkdir "$M/c"
+	python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$M/b" "$M/c"
+	[ "$(cat "$M/c/f")" = x ]
+	[ "$(ls -A "$M")" = c ]
+	remount "$C" "$M"
+	[ "$(cat "$M/c/f")" = x ]
+}
+
+@test "rename of a directory over a non-empty directory fails with ENOTEMPTY" {
+	mkdir "$M/a" "$M/b"
+	echo x >"$M/a/f"
+	echo y >"$M/b/g"
+	run python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$M/a" "$M/b"
+	[[ "$output" == *"Directory not empty"* ]]
+	[ "$(cat "$M/a/f")" = x ]
+	[ "$(cat "$M/b/g")" = y ]
 }
 
 # ---- rename -----------------------------------------------------------------
@@ -533,6 +579,12 @@ PY
 	touch -h -d '2004-01-01 00:00:00.25 +0000' "$M/l"
 	[[ "$(TZ=UTC stat -c %y "$M/l")" == "2004-01-01 00:00:00.250000000"* ]]
 	[[ "$(TZ=UTC stat -c %y "$M/f")" == "2001-02-03 04:05:06.123456789"* ]]
+	chown -h nobody "$M/l"
+	[ "$(stat -c %U "$M/l")" = nobody ]
+	[ "$(stat -c %U "$M/f")" = nobody ]
+	chown root "$M/f"
+	[ "$(stat -c %U "$M/l")" = nobody ]
+	chown nobody "$M/f"
 	remount "$C" "$M"
 	[ "$(stat -c %a "$M/f")" = 640 ]
 	[ "$(stat -c %U:%G "$M/f")" = nobody:nogroup ]
@@ -660,6 +712,88 @@ PY
 	[ "$output" = "0 4096 20480 20480 24576 40960 41060 No such device or address" ]
 	# and the hole reads as zeros
 	cmp <(dd if="$M/s" bs=4096 skip=1 count=4 status=none) <(head -c 16384 /dev/zero)
+}
+
+@test "random writes, truncates, punches and zeroings match a reference file" {
+	for seed in 1 2 3; do
+		python3 - "$M/r$seed" "$R/r$seed" "$seed" 300 <<'PY'
+import ctypes, os, random, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+KEEP, PUNCH, ZERO = 1, 2, 16
+a, b, seed, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+r = random.Random(seed)
+fa = os.open(a, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+fb = os.open(b, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+def pick_off():
+    if r.random() < 0.4:  # near unit borders and short-tail lengths
+        return r.randrange(0, 12) * 4096 + r.choice([0, 1, 15, 16, 17, 4080, 4095])
+    return r.randrange(0, 50000)
+for i in range(n):
+    op = r.choice('wwwwtpza')
+    off = pick_off()
+    ln = r.choice([1, 2, 15, 16, 17, 100, 4095, 4096, 4097, 8192, r.randrange(1, 20000)])
+    for fd in (fa, fb):
+        if op == 'w':
+            os.pwrite(fd, random.Random(i).randbytes(ln), off)
+        elif op == 't':
+            os.ftruncate(fd, off)
+        else:
+            mode = {'p': PUNCH | KEEP, 'z': ZERO, 'a': 0}[op]
+            if libc.fallocate(fd, mode, off, ln) != 0:
+                sys.exit(f'op {i} {op} {off} {ln}: {os.strerror(ctypes.get_errno())}')
+    sa, sb = os.fstat(fa).st_size, os.fstat(fb).st_size
+    da, db = os.pread(fa, sa + 10, 0), os.pread(fb, sb + 10, 0)
+    if sa != sb or da != db:
+        first = next((k for k in range(min(len(da), len(db))) if da[k] != db[k]), None)
+        sys.exit(f'op {i} {op} off {off} len {ln}: size {sa} vs {sb}, first difference at {first}')
+PY
+	done
+	remount "$C" "$M"
+	for seed in 1 2 3; do
+		cmp "$M/r$seed" "$R/r$seed"
+		[ "$(lsize "$(lower_of "$M/r$seed")")" -eq $((40 + $(lsize "$R/r$seed"))) ]
+	done
+}
+
+@test "writes far past 4 GiB: unit numbers above 2^20" {
+	printf 'far away' | dd of="$M/far" bs=1 seek=$((6 * 1073741824 + 123)) conv=notrunc status=none
+	printf 'farther' | dd of="$M/far" bs=1 seek=$((7 * 1073741824 + 4090)) conv=notrunc status=none
+	[ "$(lsize "$M/far")" -eq $((7 * 1073741824 + 4097)) ]
+	remount "$C" "$M"
+	[ "$(dd if="$M/far" bs=1 skip=$((6 * 1073741824 + 123)) count=8 status=none)" = "far away" ]
+	[ "$(tail -c 7 "$M/far")" = farther ]
+	[ "$(du -k "$(lower_of "$M/far")" | cut -f1)" -lt 1024 ]
+}
+
+@test "an unlinked file stays usable through an open descriptor" {
+	run python3 - "$M/gone" <<'PY'
+import os, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b'hello world' * 1000)
+os.unlink(p)
+assert not os.path.exists(p)
+os.pwrite(fd, b'AFTER', 5)
+st = os.fstat(fd)
+print(os.pread(fd, 20, 0).decode(), st.st_size, st.st_nlink)
+os.ftruncate(fd, 3)
+print(os.pread(fd, 20, 0).decode(), os.fstat(fd).st_size)
+os.close(fd)
+PY
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "helloAFTERdhello wor 11000 0" ]
+	[ "${lines[1]}" = "hel 3" ]
+	[ "$(user_names "$C")" = "" ]
+}
+
+@test "mknod(2) of a regular file gets its header at once" {
+	python3 -c 'import os, stat, sys; os.mknod(sys.argv[1], stat.S_IFREG | 0o640)' "$M/reg"
+	[ "$(lsize "$M/reg")" -eq 0 ]
+	[ "$(stat -c %a "$M/reg")" = 640 ]
+	[ "$(lsize "$(lower_of "$M/reg")")" -eq 40 ]
+	printf abc >>"$M/reg"
+	[ "$(cat "$M/reg")" = abc ]
 }
 
 # ---- open flags, mmap, sync ---------------------------------------------------
@@ -1004,6 +1138,28 @@ C
 	[[ "$output" == *"wrong passphrase"* ]]
 	[[ "$output" != *"died"* ]]
 	! mountpoint -q "$T/m2"
+	! mountpoint -q "$M"
+}
+
+@test "passphrase sources for the mount: -o passfile=, stdin, --volume-key-file; bad -o is usage" {
+	echo data >"$M/f"
+	umount_vol "$M"
+	xtsfs -o passfile="$T/pass" "$C" "$M"
+	[ "$(cat "$M/f")" = data ]
+	umount_vol "$M"
+	xtsfs "$C" "$M" <"$T/pass"
+	[ "$(cat "$M/f")" = data ]
+	umount_vol "$M"
+	mkvol "$T/k" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/volkey"
+	mkdir "$T/km"
+	track_mount "$T/km"
+	xtsfs --volume-key-file "$T/volkey" "$T/k" "$T/km"
+	echo keyed >"$T/km/g"
+	umount_vol "$T/km"
+	xtsfs --passfile "$T/pass" "$T/k" "$T/km"
+	[ "$(cat "$T/km/g")" = keyed ]
+	run xtsfs --passfile "$T/pass" -o no_such_option "$C" "$M"
+	[ "$status" -eq 2 ]
 	! mountpoint -q "$M"
 }
 

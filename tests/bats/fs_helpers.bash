@@ -83,7 +83,9 @@ start_fg() {
 	shift 2
 	mkdir -p "$mnt"
 	track_mount "$mnt"
-	xtsfs -f --passfile "$T/pass" "$@" "$dir" "$mnt" 2>"$T/daemon.log" &
+	# fd 3 closed: bats must not wait for the daemon's end
+	xtsfs -f --passfile "$T/pass" "$@" "$dir" "$mnt" \
+		</dev/null >"$T/daemon.out" 2>"$T/daemon.log" 3>&- &
 	DAEMON_PID=$!
 	# a safety bound against a hang, not a timing assertion
 	for i in $(seq 1 600); do

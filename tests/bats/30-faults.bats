@@ -1,0 +1,381 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Bad input and faults on real FUSE mounts: damaged lower files, names
+# and directories, a full disk, a killed daemon, a wrong passphrase.
+# What must happen follows doc/FORMAT.md: XTS has no integrity, so damage
+# inside a data block reads as garbage of that block only; damage that
+# the format can see (header, short tail, dirid, names) is EIO or a
+# skipped entry, logged, and never takes anything else with it.
+
+load helpers
+load fs_helpers
+
+setup() {
+	common_setup
+	C=$T/c
+	M=$T/m
+	R=$T/ref
+	mkdir -p "$R"
+	mkvol "$C"
+}
+teardown() { common_teardown; }
+
+# prepare NAME SIZE SEED: a file of SIZE random bytes written through a
+# mount of $C (mounted and unmounted here), with its reference copy in $R;
+# prints nothing, sets LO to its lower path.
+prepare() {
+	mkdata "$R/$1" "$2" "$3"
+	cp "$R/$1" "$M/$1"
+	LO=$(lower_of "$M/$1")
+}
+
+# overwrite FILE OFFSET BYTES: write BYTES (a printf string) at OFFSET.
+overwrite() {
+	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "a corrupt file header: EIO on read, logged with the lower inode, other files fine" {
+	mount_vol "$C" "$M"
+	prepare bad 10000 1
+	lo=$LO
+	prepare good 10000 2
+	ino=$(stat -c %i "$M/bad")
+	umount_vol "$M"
+	overwrite "$lo" 0 'XXXX'
+	start_fg "$C" "$M"
+	run cat "$M/bad"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	cmp "$M/good" "$R/good"
+	grep -q "lower inode $ino" "$T/daemon.log"
+	grep "lower inode $ino" "$T/daemon.log" | grep -q -i "header"
+	# writing to it must not "repair" it with a new header either
+	run bash -c "echo x >>'$M/bad'"
+	[ "$status" -ne 0 ]
+	[ "$(head -c 4 "$lo")" = XXXX ]
+	# a wrong version is as bad as a wrong magic
+	cp "$M/good" "$M/good2"
+	lo2=$(lower_of "$M/good2")
+	umount_vol "$M"
+	overwrite "$lo2" 4 '\002'
+	mount_vol "$C" "$M"
+	run cat "$M/good2"
+	[[ "$output" == *"Input/output error"* ]]
+	cmp "$M/good" "$R/good"
+}
+
+@test "a lower file cut to 20 bytes (shorter than the header): EIO" {
+	mount_vol "$C" "$M"
+	prepare g 100 4
+	prepare f 10000 3
+	ino=$(stat -c %i "$M/f")
+	umount_vol "$M"
+	truncate -s 20 "$LO"
+	start_fg "$C" "$M"
+	run cat "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run dd if="$M/f" of=/dev/null bs=4096 count=1
+	[[ "$output" == *"Input/output error"* ]]
+	grep -q "lower inode $ino" "$T/daemon.log"
+	cmp "$M/g" "$R/g"
+	[ "$(lsize "$LO")" -eq 20 ]
+}
+
+@test "a lower file cut at a 16-byte boundary inside a unit reads the correct prefix" {
+	# FORMAT 3.2: XTS blocks of a unit are independent, and a unit of L
+	# bytes with L a multiple of 16 needs no stealing: the first L bytes
+	# of a full unit decrypt to the first L plaintext bytes.
+	mount_vol "$C" "$M"
+	prepare f 10000 5
+	umount_vol "$M"
+	truncate -s $((40 + 4096 + 2048)) "$LO"
+	mount_vol "$C" "$M"
+	[ "$(lsize "$M/f")" -eq 6144 ]
+	cmp "$M/f" <(head -c 6144 "$R/f")
+}
+
+@test "a lower file cut into a short tail (1..15 bytes): EIO, not garbage" {
+	# FORMAT 3.5: the tail's padding must decrypt to zeros; the slot of a
+	# file that had no short tail is zero, so the check fails.
+	mount_vol "$C" "$M"
+	prepare f 10000 6
+	umount_vol "$M"
+	truncate -s $((40 + 4096 + 5)) "$LO"
+	mount_vol "$C" "$M"
+	[ "$(lsize "$M/f")" -eq 4101 ]
+	run cat "$M/f"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	# the intact unit before it still reads
+	cmp <(head -c 4096 "$M/f") <(head -c 4096 "$R/f")
+}
+
+@test "a lower file cut in the middle of a unit: the read is correct or EIO, never garbage" {
+	skip "BUG: a cut at a length that is not a multiple of 16 decrypts its last CTS blocks to garbage, returned silently (FORMAT 3.2/3.4 give no way to detect it)"
+	mount_vol "$C" "$M"
+	prepare f 10000 7
+	umount_vol "$M"
+	truncate -s $((40 + 5000)) "$LO"
+	mount_vol "$C" "$M"
+	[ "$(lsize "$M/f")" -eq 5000 ]
+	run cmp "$M/f" <(head -c 5000 "$R/f")
+	if [ "$status" -ne 0 ]; then
+		run cat "$M/f"
+		[[ "$output" == *"Input/output error"* ]]
+	fi
+}
+
+@test "a flipped byte in a full unit garbles its 16-byte XTS block only" {
+	# FORMAT 3.2: no integrity; C_j = E(P_j xor T_j) xor T_j per 16-byte
+	# block, so one changed ciphertext byte changes one plaintext block.
+	mount_vol "$C" "$M"
+	prepare f $((3 * 4096 + 1000)) 8
+	umount_vol "$M"
+	flip_byte "$LO" $((40 + 4096 + 100))
+	mount_vol "$C" "$M"
+	[ "$(lsize "$M/f")" -eq $((3 * 4096 + 1000)) ]
+	cat "$M/f" >"$T/read"
+	[ "$(lsize "$T/read")" -eq $((3 * 4096 + 1000)) ]
+	python3 - "$T/read" "$R/f" <<'PY'
+import sys
+a, b = open(sys.argv[1], 'rb').read(), open(sys.argv[2], 'rb').read()
+diff = [i for i in range(len(b)) if a[i] != b[i]]
+blk = 4096 + 96   # the 16-byte block holding unit 1's byte 100
+assert diff, "the flipped byte changed nothing"
+assert all(blk <= i < blk + 16 for i in diff), diff[:10]
+assert len(diff) >= 8, len(diff)   # a random block, not a bit flip
+PY
+}
+
+@test "a flipped byte in a short tail or its slot: EIO" {
+	mount_vol "$C" "$M"
+	prepare u $((4096 + 7)) 10
+	prepare t $((4096 + 7)) 9
+	umount_vol "$M"
+	flip_byte "$LO" $((40 + 4096 + 3))     # the tail's stored bytes
+	mount_vol "$C" "$M"
+	run cat "$M/t"
+	[[ "$output" == *"Input/output error"* ]]
+	cmp <(head -c 4096 "$M/t") <(head -c 4096 "$R/t")
+	cmp "$M/u" "$R/u"
+	lou=$(lower_of "$M/u")
+	umount_vol "$M"
+	flip_byte "$lou" 38                     # the slot part of the tail
+	mount_vol "$C" "$M"
+	run cat "$M/u"
+	[[ "$output" == *"Input/output error"* ]]
+}
+
+@test "an undecryptable lower name is skipped and logged; the rest is listed" {
+	mount_vol "$C" "$M"
+	mkdir "$M/d"
+	for n in one two three; do echo "$n" >"$M/$n"; echo "$n" >"$M/d/$n"; done
+	ld=$(lower_of "$M/d")
+	umount_vol "$M"
+	bogus=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+	echo junk >"$C/$bogus"
+	echo junk >"$ld/$bogus"
+	echo junk >"$ld/not base64!"
+	mkdir "$ld/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	start_fg "$C" "$M"
+	run ls -A "$M"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | LC_ALL=C sort | tr '\n' ' ')" = "d one three two " ]
+	run ls -A "$M/d"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | LC_ALL=C sort | tr '\n' ' ')" = "one three two " ]
+	# readdirplus as well (ls -l stats every entry)
+	run ls -lA "$M/d"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -c -e ' one$' -e ' two$' -e ' three$')" -eq 3 ]
+	[ "$(cat "$M/d/two")" = two ]
+	grep -q "entry $bogus cannot be decrypted; skipped" "$T/daemon.log"
+	grep -q "entry not base64! cannot be decrypted" "$T/daemon.log"
+	# the bogus entries are left alone
+	[ -f "$C/$bogus" ] && [ -f "$ld/$bogus" ]
+	# and rmdir does not treat a directory holding one as empty
+	rm "$M/d/one" "$M/d/two" "$M/d/three"
+	run rmdir "$M/d"
+	[[ "$output" == *"Directory not empty"* ]]
+}
+
+@test "a long name whose sidecar is missing or wrong is skipped; the rest is listed" {
+	mount_vol "$C" "$M"
+	L1=$(printf 'a%.0s' $(seq 1 200))
+	L2=$(printf 'b%.0s' $(seq 1 200))
+	echo 1 >"$M/$L1"
+	echo 2 >"$M/$L2"
+	echo 3 >"$M/short"
+	lo1=$(lower_of "$M/$L1")
+	lo2=$(lower_of "$M/$L2")
+	umount_vol "$M"
+	rm "$lo1.name"
+	echo -n "tooshort" >"$lo2.name.x"
+	mv "$lo2.name.x" "$lo2.name"
+	start_fg "$C" "$M"
+	run ls -A "$M"
+	[ "$status" -eq 0 ]
+	[ "$output" = short ]
+	[ "$(grep -c 'cannot be decrypted; skipped' "$T/daemon.log")" -ge 2 ]
+	[ "$(cat "$M/short")" = 3 ]
+}
+
+@test "a directory whose xtsfs.dirid was deleted: EIO (not a crash), others fine" {
+	mount_vol "$C" "$M"
+	mkdir "$M/broken" "$M/fine"
+	for n in a b c; do echo "$n" >"$M/broken/$n"; echo "$n" >"$M/fine/$n"; done
+	lb=$(lower_of "$M/broken")
+	ino=$(stat -c %i "$M/broken")
+	umount_vol "$M"
+	rm -f "$lb/xtsfs.dirid"
+	start_fg "$C" "$M"
+	run cat "$M/broken/a"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run touch "$M/broken/new"
+	[[ "$output" == *"Input/output error"* ]]
+	grep -q "lower inode $ino.*xtsfs.dirid" "$T/daemon.log"
+	[ "$(ls "$M/fine" | tr '\n' ' ')" = "a b c " ]
+	[ "$(cat "$M/fine/b")" = b ]
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "broken fine " ]
+	kill -0 "$DAEMON_PID"
+	mountpoint -q "$M"
+	# nothing was created in the broken directory
+	[ ! -e "$lb/xtsfs.dirid" ]
+	[ "$(ls -A "$lb" | wc -l)" -eq 3 ]
+}
+
+@test "listing a directory whose xtsfs.dirid was deleted fails with EIO" {
+	skip "BUG: readdir skips every entry (logs 'cannot be decrypted; skipped') and lists the directory as empty instead of failing with EIO"
+	mount_vol "$C" "$M"
+	mkdir "$M/broken"
+	for n in a b c; do echo "$n" >"$M/broken/$n"; done
+	lb=$(lower_of "$M/broken")
+	umount_vol "$M"
+	rm -f "$lb/xtsfs.dirid"
+	mount_vol "$C" "$M"
+	run ls -A "$M/broken"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Input/output error"* ]]
+	run ls -lA "$M/broken"
+	[[ "$output" == *"Input/output error"* ]]
+}
+
+@test "a symlink whose lower target is damaged: readlink fails with EIO, logged" {
+	mount_vol "$C" "$M"
+	ln -s target "$M/l"
+	ln -s "$(python3 -c 'print("x/"*2000)')" "$M/longl"
+	ln -s other "$M/ok"
+	lo=$(lower_of "$M/l")
+	ino=$(stat -c %i "$M/l")
+	ref=$(readlink "$(lower_of "$M/longl")")
+	umount_vol "$M"
+	rm "$lo"
+	ln -s AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA "$lo"
+	rm "$C/$ref"
+	start_fg "$C" "$M"
+	run readlink "$M/l"
+	[ "$status" -ne 0 ]
+	run cat "$M/l"
+	[[ "$output" == *"Input/output error"* ]]
+	run readlink "$M/longl"
+	[ "$status" -ne 0 ]
+	[ "$(readlink "$M/ok")" = other ]
+	grep -q "symlink (lower inode $(stat -c %i "$lo")" "$T/daemon.log"
+}
+
+@test "ENOSPC: the writer is told, earlier files and the written prefix are intact" {
+	mkdir "$T/small"
+	mount -t tmpfs -o size=4m tmpfs "$T/small"
+	track_mount "$T/small"
+	C=$T/small/c
+	mkvol "$C"
+	mount_vol "$C" "$M"
+	# umount order: the FUSE mount first, then the tmpfs under it
+	MOUNTS=("$M" "$T/small")
+	mkdata "$R/early" 1000000 20
+	mkdata "$R/big" 6000000 21
+	cp "$R/early" "$M/early"
+	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$M/early"
+	run dd if="$R/big" of="$M/big" bs=64k
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"No space left on device"* ]]
+	size=$(lsize "$M/big")
+	[ "$size" -gt 0 ]
+	[ "$size" -lt 6000000 ]
+	cmp "$M/early" "$R/early"
+	cmp "$M/big" <(head -c "$size" "$R/big")
+	# an unaligned write into the full disk, as a program does it (on
+	# after short writes): it ends in ENOSPC; the bytes before its range
+	# are intact, and what it was told it wrote is there
+	run python3 - "$M/big" "$size" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+off = int(sys.argv[2]) - 1000
+data, done = b'z' * 3000000, 0
+try:
+    while done < len(data):
+        done += os.pwrite(fd, data[done:], off + done)
+    print("no error after", done)
+except OSError as e:
+    print(done, e.strerror)
+PY
+	[[ "$output" == *"No space left on device"* ]]
+	done=${output%% *}
+	size2=$(lsize "$M/big")
+	[ "$size2" -eq $((size - 1000 + done > size ? size - 1000 + done : size)) ]
+	cmp <(head -c $((size - 1000)) "$M/big") <(head -c $((size - 1000)) "$R/big")
+	cmp <(tail -c +$((size - 1000 + 1)) "$M/big" | head -c "$done") <(head -c "$done" /dev/zero | tr '\0' z)
+	[ "$(lsize "$(lower_of "$M/big")")" -eq $((40 + size2)) ]
+	rm "$M/big"
+	echo after >"$M/after"
+	[ "$(cat "$M/after")" = after ]
+	remount "$C" "$M"
+	cmp "$M/early" "$R/early"
+	[ "$(cat "$M/after")" = after ]
+}
+
+@test "SIGKILL of the daemon: fsynced data survives a remount" {
+	start_fg "$C" "$M"
+	mkdata "$R/f" 3000000 30
+	cp "$R/f" "$M/f"
+	mkdir "$M/d"
+	echo small >"$M/d/s"
+	python3 - "$M/f" "$M/d/s" "$M/d" <<'PY'
+import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+PY
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" || true
+	run stat "$M/f"
+	[ "$status" -ne 0 ]
+	fusermount3 -u "$M" || umount -l "$M"
+	! mountpoint -q "$M"
+	mount_vol "$C" "$M"
+	cmp "$M/f" "$R/f"
+	[ "$(cat "$M/d/s")" = small ]
+}
+
+@test "wrong passphrase (foreground): exit 4, nothing mounted" {
+	mkdir "$M"
+	run xtsfs -f --passfile "$T/wrong" "$C" "$M"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"wrong passphrase"* ]]
+	! mountpoint -q "$M"
+	[ -z "$(ls -A "$M")" ]
+}
+
+@test "wrong passphrase: exit 4, nothing mounted, no daemon left" {
+	skip "BUG: without -f the parent exits 1 ('the daemon died before mounting'), not 4"
+	mkdir "$M"
+	run xtsfs --passfile "$T/wrong" "$C" "$M"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"wrong passphrase"* ]]
+	[[ "$output" != *"died"* ]]
+	! mountpoint -q "$M"
+	! pgrep -f "xtsfs --passfile $T/wrong"
+}
