@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SECMEM_HDR 64 /* keeps the returned pointer 64-byte aligned */
@@ -35,8 +36,12 @@ void *secmem_alloc(size_t len)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
-	/* Locked first: a key must never be written where swap could see it. */
-	if (mlock(map, total) != 0)
+	/*
+	 * Locked first: a key must never be written where swap could see it.
+	 * The raw syscall, because sanitizer runtimes replace mlock() with a
+	 * no-op and the sanitizer build must lock keys like any other.
+	 */
+	if (syscall(SYS_mlock, map, total) != 0)
 		goto fail;
 	/* Not fatal where unsupported: PR_SET_DUMPABLE covers core dumps too. */
 	(void)madvise(map, total, MADV_DONTDUMP);
@@ -62,7 +67,7 @@ void secmem_free(void *p)
 	map = (unsigned char *)p - SECMEM_HDR;
 	memcpy(&total, map, sizeof(total));
 	explicit_bzero(map, total);
-	munlock(map, total);
+	syscall(SYS_munlock, map, total);
 	munmap(map, total);
 }
 
