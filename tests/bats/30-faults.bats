@@ -336,6 +336,61 @@ PY
 	[ "$(cat "$M/after")" = after ]
 }
 
+# small_vol: a volume on a 4 MiB tmpfs ($T/small), mounted on $M.
+small_vol() {
+	mkdir "$T/small"
+	mount -t tmpfs -o size=4m tmpfs "$T/small"
+	track_mount "$T/small"
+	C=$T/small/c
+	mkvol "$C"
+	start_fg "$C" "$M"
+	# umount order: the FUSE mount first, then the tmpfs under it
+	MOUNTS=("$M" "$T/small")
+}
+
+@test "ENOSPC for metadata: mkdir, long names, long symlink targets fail cleanly" {
+	small_vol
+	mkdir "$M/pre"
+	echo a >"$M/pre/x"
+	# fill the disk up, beside the volume
+	dd if=/dev/zero of="$T/small/filler" bs=4k status=none 2>/dev/null || true
+	L=$(printf 'L%.0s' $(seq 1 200))
+	run mkdir "$M/newdir"
+	[[ "$output" == *"No space left on device"* ]]
+	run mkdir "$M/pre/sub"
+	[[ "$output" == *"No space left on device"* ]]
+	run touch "$M/$L"
+	[[ "$output" == *"No space left on device"* ]]
+	run mkdir "$M/pre/$L"
+	[[ "$output" == *"No space left on device"* ]]
+	run ln -s "$(python3 -c 'print("a/"*2000)')" "$M/longlink"
+	[[ "$output" == *"No space left on device"* ]]
+	# nothing half-made: no directory without a dirid, no stale sidecar
+	[ "$(ls -A "$M/pre")" = x ]
+	[ ! -e "$M/newdir" ] && [ ! -e "$M/$L" ] && [ ! -e "$M/longlink" ]
+	[ "$(find "$C" -name 'xtsfs.long.*' -o -name 'xtsfs.link.*' | wc -l)" -eq 0 ]
+	for d in $(find "$C" -mindepth 1 -type d); do [ -f "$d/xtsfs.dirid" ]; done
+	[ "$(cat "$M/pre/x")" = a ]
+	! grep -q "cannot be decrypted" "$T/daemon.log"
+	rm "$T/small/filler"
+	mkdir "$M/newdir" "$M/pre/$L"
+	echo b >"$M/pre/$L/f"
+	ln -s "$(python3 -c 'print("a/"*2000)')" "$M/longlink"
+	remount "$C" "$M"
+	[ "$(cat "$M/pre/$L/f")" = b ]
+	[ "$(readlink "$M/longlink" | wc -c)" -eq 4001 ]
+}
+
+@test "ENOSPC: a failed create leaves no file behind" {
+	skip "BUG: create on a full disk fails with ENOSPC (header write) but leaves the new empty file (mknod cleans up, create does not)"
+	small_vol
+	dd if=/dev/zero of="$T/small/filler" bs=4k status=none 2>/dev/null || true
+	run touch "$M/short"
+	[[ "$output" == *"No space left on device"* ]]
+	[ ! -e "$M/short" ]
+	[ -z "$(ls -A "$M")" ]
+}
+
 @test "SIGKILL of the daemon: fsynced data survives a remount" {
 	start_fg "$C" "$M"
 	mkdata "$R/f" 3000000 30
