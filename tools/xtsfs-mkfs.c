@@ -21,7 +21,7 @@
 
 #define PROG "xtsfs-mkfs"
 
-enum { OPT_FORCE = OPT_TOOL_BASE, OPT_PLAINTEXT, OPT_PRINT_KEY };
+enum { OPT_FORCE = OPT_TOOL_BASE, OPT_PLAINTEXT, OPT_PRINT_KEY, OPT_REVERSE };
 
 static void usage(FILE *f)
 {
@@ -34,6 +34,9 @@ static void usage(FILE *f)
 "      --plaintext-names   do not encrypt file names (contents still are)\n"
 "      --print-volume-key  print the raw volume key once, for a paper\n"
 "                          backup (whoever has it can read the volume)\n"
+"      --reverse           CIPHERDIR is a plaintext directory to be shown\n"
+"                          encrypted by xtsfs --reverse: keep the header in\n"
+"                          it as .xtsfs.volume (the directory may hold data)\n"
 "  -q, --quiet             print nothing but errors\n"
 COMMON_PASS_HELP
 COMMON_KDF_HELP
@@ -42,6 +45,7 @@ COMMON_KDF_HELP
 "\n"
 "Example:\n"
 "  " PROG " /srv/vault && xtsfs /srv/vault /mnt/plain\n"
+"  " PROG " --reverse ~/data && xtsfs --reverse ~/data /mnt/view\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
 "7 directory not empty or already a volume, 8 no usable passphrase.\n");
@@ -86,6 +90,7 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "plaintext-names", no_argument, NULL, OPT_PLAINTEXT },
 		{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
+		{ "reverse", no_argument, NULL, OPT_REVERSE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct common_opts o;
-	bool force = false, plaintext = false, print_key = false;
+	bool force = false, plaintext = false, print_key = false, reverse = false;
 	const char *dir, *core;
 	struct vol_header *h = NULL;
 	struct vol_keys *keys = NULL;
@@ -120,6 +125,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PRINT_KEY:
 			print_key = true;
+			break;
+		case OPT_REVERSE:
+			reverse = true;
 			break;
 		case 'q':
 			o.quiet = true;
@@ -157,13 +165,15 @@ int main(int argc, char **argv)
 	dfd = open_cipherdir(PROG, dir);
 	if (dfd < 0)
 		return XTSFS_EXIT_FAILURE;
-	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    fstatat(dfd, VOL_REVERSE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		fprintf(stderr, PROG ": %s already holds an xtsfs volume "
-			"(%s); refusing to overwrite it\n", dir, VOL_FILE_NAME);
+			"header; refusing to overwrite it\n", dir);
 		ret = XTSFS_EXIT_EXISTS;
 		goto out;
 	}
-	rc = dir_is_empty(dfd);
+	/* reverse mode encrypts a directory that already holds the data */
+	rc = reverse ? 1 : dir_is_empty(dfd);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-rc));
 		goto out;
@@ -213,7 +223,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": getrandom: %s\n", strerror(errno));
 		goto out;
 	}
-	h->flags = plaintext ? VOL_FLAG_PLAINTEXT_NAMES : 0;
+	h->flags = (plaintext ? VOL_FLAG_PLAINTEXT_NAMES : 0) |
+		   (reverse ? VOL_FLAG_REVERSE : 0);
+	h->file = reverse ? VOL_REVERSE_NAME : VOL_FILE_NAME;
 	t0 = now_ms();
 	rc = vol_slot_store(h, 0, pass, passlen, &o.kdf, keys);
 	unlock_ms = now_ms() - t0; /* one derivation = one unlock */
@@ -227,7 +239,7 @@ int main(int argc, char **argv)
 	rc = vol_write(dfd, h, keys);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot write %s/%s: %s (nothing was "
-			"written)\n", dir, VOL_FILE_NAME, strerror(-rc));
+			"written)\n", dir, vol_file_name(h), strerror(-rc));
 		goto out;
 	}
 	if (!o.quiet) {
@@ -247,7 +259,9 @@ int main(int argc, char **argv)
 		       "passphrase):\n\n%s\n", keytext);
 		explicit_bzero(keytext, sizeof(keytext));
 	}
-	if (!o.quiet)
+	if (!o.quiet && reverse)
+		printf("Show it encrypted with: xtsfs --reverse %s VIEWDIR\n", dir);
+	else if (!o.quiet)
 		printf("Mount it with: xtsfs %s MOUNTPOINT\n", dir);
 	ret = XTSFS_EXIT_OK;
 out:

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 	if (!v.info.copy_ok[0])
 		fprintf(stderr, PROG ": warning: %s/%s: the primary header copy "
 			"is damaged; the secondary was used\n", dir,
-			VOL_FILE_NAME);
+			vol_file_name(&v.hdr));
 
 	switch (act) {
 	case ACT_TEST:
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 	rc = vol_write(dfd, &v.hdr, v.keys);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot write %s/%s: %s (the old header "
-			"is unchanged)\n", dir, VOL_FILE_NAME, strerror(-rc));
+			"is unchanged)\n", dir, vol_file_name(&v.hdr), strerror(-rc));
 		goto out;
 	}
 	if (!o.quiet) {
@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 			printf("Removed key slot %d\n", remove_slot);
 		else
 			printf("Rewrote both copies of %s/%s\n", dir,
-			       VOL_FILE_NAME);
+			       vol_file_name(&v.hdr));
 	}
 	ret = XTSFS_EXIT_OK;
 out:

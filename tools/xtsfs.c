@@ -28,6 +28,8 @@
 #include "common.h"
 #include "config.h"
 #include "secmem.h"
+#include "reverse.h"
+#include "secmem.h"
 #include "volume.h"
 #include "xfs.h"
 
@@ -39,8 +41,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: " PROG " [OPTION]... CIPHERDIR MOUNTPOINT\n"
+"       " PROG " --reverse [OPTION]... PLAINDIR VIEWDIR\n"
 "Mount the xtsfs volume in CIPHERDIR on MOUNTPOINT (an empty directory).\n"
 "Returns once the mount is usable; unmount with: fusermount3 -u MOUNTPOINT\n"
+"With --reverse, show PLAINDIR (made with xtsfs-mkfs --reverse) encrypted\n"
+"and read-only on VIEWDIR, in the on-disk format of a normal volume: back\n"
+"up VIEWDIR with rsync and mount the copy normally.\n"
 "\n"
 "  -f, --foreground        stay in the foreground (log to stderr); Ctrl-C\n"
 "                          or SIGTERM unmounts\n"
@@ -69,6 +75,7 @@ struct opts {
 	bool debug;
 	bool single;
 	bool readonly;
+	bool reverse;        /* --reverse */
 	char *fuse_opts;     /* -o options passed on to FUSE, comma list */
 	char *passfile_opt;  /* -o passfile=FILE */
 	const char *cipherdir;
@@ -179,6 +186,113 @@ static void report(int fd, int code)
 	}
 }
 
+/*
+ * The reverse-mode daemon: takes over the unlocked volume @v (closes it),
+ * mounts the read-only view and serves it.
+ */
+static int serve_reverse(struct opts *o, int report_fd,
+			 const struct xts_backend *be, struct vol *v)
+{
+	struct rfs fs = { 0 };
+	struct xts_ctx *xts = NULL;
+	struct names_ctx *names = NULL;
+	struct aes_cmac_key *idkey = secmem_alloc(sizeof(*idkey));
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	char *fsopts = NULL, fsname[PATH_MAX + 16];
+	int rc, ret = XTSFS_EXIT_FAILURE;
+
+	rc = idkey ? xts_ctx_new(&xts, be, v->keys->contents) : -ENOMEM;
+	if (!rc && !(v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES))
+		rc = names_ctx_new(&names, v->keys->names);
+	if (!rc)
+		aes_cmac_setkey(idkey, v->keys->header);
+	vol_close(v);
+	if (rc) {
+		fprintf(stderr, PROG ": cannot set up the keys: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	fs.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fs.xts = xts;
+	fs.names = names;
+	fs.idkey = idkey;
+	fs.mountpoint = o->mountpoint;
+	if (fs.root_fd < 0 || rfs_init(&fs) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+		goto out;
+	}
+	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
+	if (add_opt(&fsopts, "ro") || add_opt(&fsopts, "default_permissions") ||
+	    add_opt(&fsopts, "subtype=xtsfs-reverse") ||
+	    add_opt(&fsopts, fsname) ||
+	    (o->fuse_opts && add_opt(&fsopts, o->fuse_opts)) ||
+	    fuse_opt_add_arg(&args, PROG) || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, fsopts) ||
+	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	se = fuse_session_new(&args, &rfs_ops, sizeof(rfs_ops), &fs);
+	if (!se) {
+		ret = XTSFS_EXIT_USAGE;
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out;
+	if (fuse_session_mount(se, o->mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
+		ret = XTSFS_EXIT_MOUNT;
+		goto out_handlers;
+	}
+	if (report_fd >= 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		report(report_fd, XTSFS_EXIT_OK);
+		report_fd = -1;
+		(void)setsid();
+		(void)!chdir("/");
+		openlog(PROG, LOG_PID, LOG_DAEMON);
+		xfs_log_to_syslog();
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+	}
+	if (o->single) {
+		rc = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+
+		fuse_loop_cfg_set_clone_fd(lc, 0);
+		fuse_loop_cfg_set_max_threads(lc, 16);
+		rc = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+	ret = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?
+	      XTSFS_EXIT_OK : XTSFS_EXIT_FAILURE;
+	fuse_session_unmount(se);
+out_handlers:
+	fuse_remove_signal_handlers(se);
+out:
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	free(fsopts);
+	if (fs.root)
+		rfs_destroy(&fs);
+	names_ctx_free(names);
+	xts_ctx_free(xts);
+	if (idkey)
+		aes_cmac_wipe(idkey);
+	secmem_free(idkey);
+	report(report_fd, ret);
+	return ret;
+}
+
 static int serve(struct opts *o, int report_fd)
 {
 	struct vol_unlock_req req = { 0 };
@@ -215,12 +329,22 @@ static int serve(struct opts *o, int report_fd)
 		fprintf(stderr, PROG ": warning: %s/%s: the primary header copy "
 			"is damaged; the secondary was used (repair with "
 			"xtsfs-passwd --repair)\n", o->cipherdir, VOL_FILE_NAME);
-	if (v.hdr.flags & VOL_FLAG_REVERSE) {
-		fprintf(stderr, PROG ": %s was made for reverse mode\n",
-			o->cipherdir);
+	/*
+	 * A plaintext directory for reverse mode keeps its header as
+	 * .xtsfs.volume; a backup of its view has xtsfs.volume and mounts
+	 * normally.
+	 */
+	if (o->reverse != !strcmp(vol_file_name(&v.hdr), VOL_REVERSE_NAME)) {
+		fprintf(stderr, o->reverse ?
+			PROG ": %s is not a plaintext directory made with "
+			"xtsfs-mkfs --reverse\n" :
+			PROG ": %s is a plaintext directory for reverse mode; "
+			"use xtsfs --reverse\n", o->cipherdir);
 		ret = XTSFS_EXIT_USAGE;
 		goto out;
 	}
+	if (o->reverse)
+		return serve_reverse(o, report_fd, be, &v);
 	rc = xts_ctx_new(&xts, be, v.keys->contents);
 	if (!rc && !(v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES))
 		rc = names_ctx_new(&names, v.keys->names);
@@ -331,6 +455,7 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "single-thread", no_argument, NULL, 's' },
+		{ "reverse", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		COMMON_PASS_LONGOPTS,
@@ -357,6 +482,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			o.single = true;
+			break;
+		case 'R':
+			o.reverse = true;
 			break;
 		case 'o':
 			if (parse_o(&o, optarg))

@@ -688,6 +688,41 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
 	return 0;
 }
 
+/* ---- reverse mode ------------------------------------------------------- */
+
+/* see content.h */
+void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
+			  uint64_t psize, uint64_t u0, uint64_t n,
+			  const uint8_t *p, uint8_t *c, uint8_t slot[16],
+			  const bool *hole)
+{
+	uint64_t k = 0;
+
+	while (k < n) {
+		uint64_t u = u0 + k, run = 0;
+		uint32_t len = unit_len(psize, u);
+
+		if (hole && hole[k]) {
+			memset(c + k * U, 0, len);
+			if (len <= TAIL_MAX && len)
+				memset(slot, 0, 16);
+			k++;
+			continue;
+		}
+		while (k + run < n && unit_len(psize, u + run) == U &&
+		       !(hole && hole[k + run]))
+			run++;
+		if (run) {
+			xts_encrypt_units(xts, c + k * U, p + k * U, run, id, u);
+			k += run;
+			continue;
+		}
+		if (len)
+			unit_encrypt(xts, id, u, len, p + k * U, c + k * U, slot);
+		k++;
+	}
+}
+
 /* ---- lseek -------------------------------------------------------------- */
 
 /* Is unit @u of a file of @size bytes a hole (all stored bytes zero)? */

@@ -101,4 +101,19 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
  */
 int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
 
+/*
+ * content_encrypt_span() - the stored form of plaintext units
+ * [@u0, @u0 + @n) of a file id @id and size @psize, as content_write()
+ * would store them: @p holds the plaintext of those units back to back
+ * (unit k at (k - u0) * 4096, the last unit of the file by its length),
+ * @c receives the ciphertext at the same offsets (may equal @p). If the
+ * file ends in a short tail within the span, @slot receives the header's
+ * tail slot. Units marked in @hole (NULL: none) are stored as zeros, the
+ * stored form of a hole. Used by reverse mode.
+ */
+void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
+			  uint64_t psize, uint64_t u0, uint64_t n,
+			  const uint8_t *p, uint8_t *c, uint8_t slot[16],
+			  const bool *hole);
+
 #endif /* XTSFS_CONTENT_H */

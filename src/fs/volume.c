@@ -236,8 +236,16 @@ int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
 	ssize_t got = 0, n;
 	int fd, err;
 
+	const char *file = VOL_FILE_NAME;
+
 	memset(info, 0, sizeof(*info));
-	fd = openat(dirfd, VOL_FILE_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT) {
+		file = VOL_REVERSE_NAME;
+		fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			return -ENOENT;
+	}
 	if (fd < 0)
 		return errno == ELOOP ? -EBADMSG : -errno;
 	while (got < (ssize_t)sizeof(buf)) {
@@ -284,6 +292,7 @@ int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
 			err = -EPROTONOSUPPORT;
 	}
 	free(alt);
+	h->file = file;
 	return err;
 }
 
@@ -315,6 +324,9 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
 {
 	uint8_t buf[VOL_FILE_SIZE];
+	const char *file = vol_file_name(h);
+	const char *tmp = strcmp(file, VOL_REVERSE_NAME) ? VOL_TMP_NAME
+							 : VOL_REVERSE_TMP_NAME;
 	int fd, err;
 
 	h->seqid++;
@@ -322,8 +334,8 @@ int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
 	for (int c = 1; c < VOL_NCOPIES; c++)
 		memcpy(buf + c * VOL_COPY_SIZE, buf, VOL_COPY_SIZE);
 	/* A temp file left by a crash is stale by definition: replace it. */
-	(void)unlinkat(dirfd, VOL_TMP_NAME, 0);
-	fd = openat(dirfd, VOL_TMP_NAME,
+	(void)unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400);
 	if (fd < 0)
 		return -errno;
@@ -335,7 +347,7 @@ int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
 	if (err)
 		goto out_unlink;
 	crash_point("tmp-written");
-	if (renameat(dirfd, VOL_TMP_NAME, dirfd, VOL_FILE_NAME) != 0) {
+	if (renameat(dirfd, tmp, dirfd, file) != 0) {
 		err = -errno;
 		goto out_unlink;
 	}
@@ -345,7 +357,7 @@ int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
 		return -errno;
 	return 0;
 out_unlink:
-	(void)unlinkat(dirfd, VOL_TMP_NAME, 0);
+	(void)unlinkat(dirfd, tmp, 0);
 	h->seqid--;
 	return err;
 }
@@ -497,7 +509,8 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	v->slot = -1;
 	rc = vol_read(dirfd, &v->hdr, &v->info);
 	if (rc) {
-		snprintf(err, errlen, "%s/%s: %s", dirpath, VOL_FILE_NAME,
+		snprintf(err, errlen, "%s/%s: %s", dirpath,
+			 rc == -ENOENT ? VOL_FILE_NAME : vol_file_name(&v->hdr),
 			 vol_strerror(rc));
 		return rc;
 	}
@@ -556,7 +569,7 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	if (!vol_verify_mac(&v->hdr, v->keys)) {
 		snprintf(err, errlen, "%s/%s: the header fails authentication: "
 			 "it was modified without the volume key; refusing it",
-			 dirpath, VOL_FILE_NAME);
+			 dirpath, vol_file_name(&v->hdr));
 		rc = -EKEYREJECTED;
 		goto fail;
 	}

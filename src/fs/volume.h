@@ -22,6 +22,9 @@
 
 #define VOL_FILE_NAME "xtsfs.volume"
 #define VOL_TMP_NAME "xtsfs.volume.tmp"
+/* In a plaintext directory used by reverse mode (FORMAT.md section 5). */
+#define VOL_REVERSE_NAME ".xtsfs.volume"
+#define VOL_REVERSE_TMP_NAME ".xtsfs.volume.tmp"
 #define VOL_VERSION 1
 #define VOL_COPY_SIZE 4096
 #define VOL_NCOPIES 2
@@ -66,6 +69,8 @@ struct vol_header {
 	uint32_t flags;          /* VOL_FLAG_* */
 	struct vol_slot slots[VOL_MAX_SLOTS];
 	uint8_t raw[VOL_COPY_SIZE]; /* the bytes it was parsed from (MAC) */
+	const char *file;        /* VOL_FILE_NAME or VOL_REVERSE_NAME;
+				  * NULL means VOL_FILE_NAME */
 };
 
 /*
@@ -102,16 +107,18 @@ void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
 bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
 
 /*
- * vol_read() - read CIPHERDIR/xtsfs.volume and parse the best copy: the
- * primary if it is valid, else the secondary.
+ * vol_read() - read CIPHERDIR/xtsfs.volume (or, if there is none, the
+ * reverse-mode header .xtsfs.volume of a plaintext directory) and parse
+ * the best copy: the primary if it is valid, else the secondary. h->file
+ * tells which file it was.
  * Return: 0; -ENOENT no header file; otherwise the error of the primary
  * copy (both failed); other -errno from the read.
  */
 int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info);
 
 /*
- * vol_write() - write @h (both copies, MAC'd with @keys) atomically:
- * xtsfs.volume.tmp, fsync, rename over xtsfs.volume, fsync the
+ * vol_write() - write @h (both copies, MAC'd with @keys) atomically to
+ * h->file: a temp file beside it, fsync, rename over it, fsync the
  * directory. h->seqid is incremented first. On failure nothing but the
  * old header remains (the temp file is removed).
  * Return: 0 or -errno (e.g. -ENOSPC, -EACCES, -EROFS).
@@ -197,6 +204,12 @@ int vol_key_parse(struct vol_keys *out, const char *text, size_t len);
  */
 #define VOL_KEY_TEXT_SIZE 400
 void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys);
+
+/* vol_file_name() - the header file of @h (h->file or the default). */
+static inline const char *vol_file_name(const struct vol_header *h)
+{
+	return h->file ? h->file : VOL_FILE_NAME;
+}
 
 /* vol_strerror() - a short phrase for the -errno values above. */
 const char *vol_strerror(int err);
