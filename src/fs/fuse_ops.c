@@ -952,6 +952,52 @@ out:
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * renameat2() of lower entries. A directory may replace an empty
+ * directory, but the lower target still holds its xtsfs.dirid: drop it
+ * first (as rmdir does) and put it back if the rename fails.
+ */
+static int rename_lower(struct xfs *fs, struct xinode *d1, const char *s1,
+			struct xinode *d2, const char *s2, unsigned int flags)
+{
+	uint8_t id[NAMES_DIRID_SIZE + 1];
+	struct stat a, b;
+	size_t idlen = 0;
+	int tfd = -1, err;
+
+	if (renameat2(d1->fd, s1, d2->fd, s2, flags) == 0)
+		return 0;
+	err = -errno;
+	if (err != -ENOTEMPTY && err != -EEXIST)
+		return err;
+	if (!fs->names || (flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) ||
+	    fstatat(d1->fd, s1, &a, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    fstatat(d2->fd, s2, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISDIR(a.st_mode) || !S_ISDIR(b.st_mode))
+		return err;
+	tfd = openat(d2->fd, s2, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd < 0)
+		return err;
+	if (dir_only_internal(tfd) != 1) {
+		close(tfd);
+		return -ENOTEMPTY;
+	}
+	(void)read_all_at(tfd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
+	if (unlinkat(tfd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT) {
+		err = -errno;
+		close(tfd);
+		return err;
+	}
+	err = 0;
+	if (renameat2(d1->fd, s1, d2->fd, s2, flags) != 0) {
+		err = -errno;
+		if (idlen == NAMES_DIRID_SIZE)
+			(void)write_new_at(tfd, NAMES_DIRID_FILE, id, idlen);
+	}
+	close(tfd);
+	return err;
+}
+
 static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       fuse_ino_t newparent, const char *newname,
 		       unsigned int flags)
@@ -976,10 +1022,9 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = sidecar_make(d1, &l1);
 	if (err)
 		goto out;
-	if (renameat2(d1->fd, l1.stored, d2->fd, l2.stored, flags) != 0) {
-		err = -errno;
+	err = rename_lower(fs, d1, l1.stored, d2, l2.stored, flags);
+	if (err)
 		goto out;
-	}
 	/* names stay with their slots; only a moved-away long name drops */
 	if (!(flags & RENAME_EXCHANGE) &&
 	    !(d1 == d2 && !strcmp(l1.stored, l2.stored)))
