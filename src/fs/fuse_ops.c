@@ -1200,8 +1200,19 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 	err = header_get(fs, in, fd, writable);
 	if (err == -ENODATA)
 		err = 0; /* an empty read-only file: no header needed yet */
-	if (!err && (flags & O_TRUNC) && writable)
-		err = do_truncate(fs, in, fd, 0);
+	if (!err && (flags & O_TRUNC)) {
+		/*
+		 * Linux truncates even for O_RDONLY | O_TRUNC (the kernel has
+		 * checked write permission): use a writable descriptor then.
+		 */
+		int wfd = writable ? fd : reopen(in, O_RDWR);
+
+		err = wfd < 0 ? wfd : do_truncate(fs, in, wfd, 0);
+		if (!err && !writable)
+			err = header_get(fs, in, wfd, true);
+		if (wfd >= 0 && wfd != fd)
+			close(wfd);
+	}
 	if (err)
 		return err;
 	h = calloc(1, sizeof(*h));
