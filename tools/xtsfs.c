@@ -541,7 +541,9 @@ int main(int argc, char **argv)
 			waitpid(pid, NULL, 0);
 		return code;
 	}
-	waitpid(pid, &rc, 0);
+	/* no verdict: the child exited (or died) before mounting */
+	if (waitpid(pid, &rc, 0) == pid && WIFEXITED(rc) && WEXITSTATUS(rc))
+		return WEXITSTATUS(rc); /* it already said why on stderr */
 	fprintf(stderr, PROG ": the daemon died before mounting\n");
 	return XTSFS_EXIT_FAILURE;
 }

@@ -435,7 +435,7 @@ static int name_dec(struct xfs *fs, struct xinode *dir, const char *lower,
 		names_long_sidecar(side, lower);
 		err = read_all_at(dir->fd, side, full, sizeof(full) - 1, &len);
 		if (err)
-			return -EIO;
+			return -EBADMSG; /* this entry only: skipped and logged */
 		full[len] = '\0';
 		if (len <= NAMES_STORED_MAX)
 			return -EBADMSG; /* a sidecar only for names > 255 */
@@ -592,10 +592,16 @@ static void xfs_getattr(fuse_req_t req, fuse_ino_t ino,
 static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat dir;
+	gid_t gid = ctx->gid;
 
-	if (geteuid() == 0 && (ctx->uid != 0 || ctx->gid != 0))
-		(void)fchownat(dirfd, stored, ctx->uid, ctx->gid,
-			       AT_SYMLINK_NOFOLLOW);
+	if (geteuid() != 0 || (ctx->uid == 0 && ctx->gid == 0))
+		return;
+	/* in a setgid directory the new object keeps the inherited group */
+	if (fstatat(dirfd, "", &dir, AT_EMPTY_PATH) == 0 &&
+	    (dir.st_mode & S_ISGID))
+		gid = (gid_t)-1;
+	(void)fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
 static int new_dirid(int dirfd)
@@ -1258,7 +1264,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	struct xinode *in;
 	struct lname ln;
-	bool writable;
+	bool writable, made = false;
 	int fd = -1, err, lflags;
 
 	err = name_enc(fs, dir, name, &ln);
@@ -1266,9 +1272,13 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = sidecar_make(dir, &ln);
 	if (err)
 		goto fail;
-	lflags = lower_flags(fi->flags, &writable);
-	fd = openat(dir->fd, ln.stored, (lflags & ~O_ACCMODE) | O_RDWR | O_CREAT |
-		    (fi->flags & O_EXCL) | O_NOFOLLOW, mode & 07777);
+	lflags = (lower_flags(fi->flags, &writable) & ~O_ACCMODE) | O_RDWR |
+		 O_NOFOLLOW;
+	/* know whether we made the file, to remove it if the rest fails */
+	fd = openat(dir->fd, ln.stored, lflags | O_CREAT | O_EXCL, mode & 07777);
+	made = fd >= 0;
+	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL))
+		fd = openat(dir->fd, ln.stored, lflags);
 	if (fd < 0) {
 		err = -errno;
 		if (err != -EEXIST)
@@ -1283,6 +1293,10 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = handle_open(fs, in, fd, fi->flags, true, fi);
 	if (err) {
 		inode_forget(fs, in, 1);
+		if (made) { /* e.g. no space for the header: leave nothing */
+			unlinkat(dir->fd, ln.stored, 0);
+			sidecar_drop(dir, &ln);
+		}
 		goto fail;
 	}
 	/* the header was just written: report the (empty) size again */
@@ -1529,6 +1543,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			rc = 0;
 		} else {
 			rc = name_dec(fs, dir, d->entry->d_name, name);
+		}
+		if (rc == -EIO) {
+			/* no dirid: no name here can be decrypted */
+			err = rc;
+			break;
 		}
 		if (rc) {
 			if (rc < 0)
