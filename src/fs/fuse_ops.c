@@ -1659,43 +1659,12 @@ static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-/* ---- extended attributes: refused (see doc/DESIGN.md) ------------------- */
-
-static void xfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			 size_t size)
-{
-	(void)ino;
-	(void)name;
-	(void)size;
-	fuse_reply_err(req, ENODATA);
-}
-
-static void xfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	(void)ino;
-	if (size)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_xattr(req, 0);
-}
-
-static void xfs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			 const char *value, size_t size, int flags)
-{
-	(void)ino;
-	(void)name;
-	(void)value;
-	(void)size;
-	(void)flags;
-	fuse_reply_err(req, EOPNOTSUPP);
-}
-
-static void xfs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	(void)ino;
-	(void)name;
-	fuse_reply_err(req, ENODATA);
-}
+/*
+ * Extended attributes are refused (doc/DESIGN.md) by not implementing
+ * them: the kernel then answers ENOTSUP itself and stops asking, which
+ * also saves the security.capability lookup it would send before every
+ * write.
+ */
 
 /* ---- session ------------------------------------------------------------ */
 
@@ -1741,10 +1710,6 @@ const struct fuse_lowlevel_ops xfs_ops = {
 	.releasedir = xfs_releasedir,
 	.fsyncdir = xfs_fsyncdir,
 	.statfs = xfs_statfs,
-	.getxattr = xfs_getxattr,
-	.listxattr = xfs_listxattr,
-	.setxattr = xfs_setxattr,
-	.removexattr = xfs_removexattr,
 	.fallocate = xfs_fallocate,
 	.lseek = xfs_lseek,
 };
