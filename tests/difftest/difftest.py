@@ -29,8 +29,13 @@ offset, lseek, pread, whole-file open/write/close, truncate, ftruncate,
 posix_fallocate, punch hole (fallocate PUNCH_HOLE|KEEP_SIZE through ctypes;
 skipped on both sides when B's filesystem refuses it), rename (files and
 directories, over files, across directories), link, unlink, mkdir, rmdir,
-symlink, readlink, chmod, utime (ns), fsync, fdatasync, stat, listdir, and
-a recursive removal that keeps the tree small. Names come from a small pool
+symlink, readlink, chmod, utime (ns), fsync, fdatasync, stat, listdir,
+writes through a shared mmap, copy_file_range between open fds, and a
+recursive removal that keeps the tree small. lseek SEEK_DATA/SEEK_HOLE is
+the one operation not compared side against side (where holes are is each
+filesystem's business): each side's answer is checked against the file's
+contents instead (no data skipped, no hole starting on a non-zero byte,
+ENXIO at EOF). Extended attributes are not exercised (xtsfs has none). Names come from a small pool
 (12 file names, 4 directory names, depth <= 3) so operations collide; the
 pool has names of 100..255 bytes, names with spaces, UTF-8, invalid UTF-8,
 a control byte, a leading '-', and the name 'xtsfs.dirid'. Symlink targets
@@ -66,6 +71,7 @@ import argparse
 import collections
 import ctypes
 import errno
+import mmap
 import os
 import random
 import shlex
@@ -114,9 +120,10 @@ OP_WEIGHTS = [
     ("rename", 6), ("link", 3), ("unlink", 4), ("mkdir", 5), ("rmdir", 3),
     ("symlink", 3), ("readlink", 2), ("chmod", 2), ("utime", 2),
     ("fsync", 2), ("stat", 2), ("listdir", 1), ("rmtree", 1),
+    ("mmapwrite", 2), ("copyrange", 2), ("seekdata", 2),
 ]
 FD_OPS = {"close", "pwrite", "write", "pread", "read", "lseek", "ftruncate",
-          "fallocate", "punch", "fsync"}
+          "fallocate", "punch", "fsync", "mmapwrite", "copyrange", "seekdata"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64,
@@ -143,6 +150,8 @@ def punch_hole(fd, off, length):
 
 
 def errname(e):
+    if not isinstance(e, int):
+        return str(e)
     return "%s (%d)" % (errno.errorcode.get(e, "?"), e)
 
 
@@ -183,7 +192,7 @@ def short_result(r):
     """One word per step: ok, ok:N (a count or size) or the errno name."""
     if isinstance(r, tuple) and len(r) == 2 and r[0] in ("ok", "err"):
         if r[0] == "err":
-            return errno.errorcode.get(r[1], str(r[1]))
+            return errno.errorcode.get(r[1], str(r[1])) if isinstance(r[1], int) else str(r[1])
         if isinstance(r[1], bytes):
             return "ok:%dB" % len(r[1])
         if isinstance(r[1], int):
@@ -195,11 +204,38 @@ def short_result(r):
 def ok_or_errno(r):
     """'ok' or the first error of a result (for the outcome statistics)."""
     if isinstance(r, tuple) and len(r) == 2 and r[0] in ("ok", "err"):
-        return "ok" if r[0] == "ok" else errno.errorcode.get(r[1], str(r[1]))
+        return "ok" if r[0] == "ok" else short_result(r)
     for x in r:
         if x[0] == "err":
             return ok_or_errno(x)
     return "ok"
+
+
+def seek_data_violation(data, off, whence, r):
+    """What is wrong with lseek(off, SEEK_DATA/SEEK_HOLE) = r on a file with
+    these contents, or None. Any filesystem may call a hole data; none may
+    skip data or put a hole start on a non-zero byte."""
+    size = len(data)
+    if off >= size:
+        return None if r == ("err", errno.ENXIO) else "expected ENXIO at or past EOF"
+    if r[0] == "err":
+        if whence == os.SEEK_DATA and r[1] == errno.ENXIO:
+            if data[off:].count(0) == size - off:
+                return None
+            return "ENXIO but there is non-zero data after the offset"
+        return "unexpected error " + errname(r[1])
+    pos = r[1]
+    if whence == os.SEEK_DATA:
+        if not off <= pos < size:
+            return "data offset %d outside [%d, %d)" % (pos, off, size)
+        if data[off:pos].count(0) != pos - off:
+            return "non-zero byte skipped in [%d, %d)" % (off, pos)
+        return None
+    if not off <= pos <= size:
+        return "hole offset %d outside [%d, %d]" % (pos, off, size)
+    if pos < size and data[pos] != 0:
+        return "hole starts on a non-zero byte at %d" % pos
+    return None
 
 
 def first_diff(a, b):
@@ -904,6 +940,96 @@ class DiffTester:
         return Op("fsync", "%s fd%d %s" % ("fdatasync" if data else "fsync", i, show(slot.rel)),
                   fn, [("fd", i)])
 
+    def gen_mmapwrite(self):
+        """Write through a shared mapping of part of the file, then unmap."""
+        r = self.rng
+        i = self.pick_slot()
+        slot = self.slots[i]
+        size = self.b_fd_size(i)
+        if size == 0 or stat.S_ISDIR(os.fstat(slot.fd["B"]).st_mode):
+            return self.gen_pwrite()
+        page = mmap.PAGESIZE
+        moff = page * r.randint(0, (size - 1) // page)
+        mlen = r.randint(1, min(size - moff, 1 << 20))
+        woff = r.randint(0, mlen - 1)
+        data, z = self.gen_data(r.randint(1, min(mlen - woff, 20000)))
+        sync = r.random() < 0.5
+
+        def fn(side):
+            try:
+                m = mmap.mmap(slot.fd[side], mlen, offset=moff)
+            except OSError as e:
+                return ("err", e.errno)
+            except ValueError as e:     # Python's own size check (fstat)
+                return ("err", "ValueError: %s" % e)
+            try:
+                m[woff:woff + len(data)] = data
+                if sync:
+                    m.flush()
+                return ("ok", None)
+            finally:
+                m.close()
+
+        return Op("mmapwrite", "mmapwrite fd%d %s map=%d+%d off=%d len=%d zeros=%s%s"
+                  % (i, show(slot.rel), moff, mlen, moff + woff, len(data), z,
+                     " msync" if sync else ""), fn, [("fd", i)])
+
+    def gen_copyrange(self):
+        """copy_file_range between two open fds (or within one)."""
+        r = self.rng
+        i = self.pick_slot()
+        j = self.pick_slot()
+        si, sj = self.slots[i], self.slots[j]
+        src_size = self.b_fd_size(i)
+        off_in = self.gen_offset(src_size) if r.random() < 0.5 else r.randint(0, max(src_size, 1))
+        off_out = self.gen_offset(self.b_fd_size(j))
+        n = self.gen_len()
+
+        def fn(side):
+            return res(os.copy_file_range, si.fd[side], sj.fd[side], n, off_in, off_out)
+
+        return Op("copyrange", "copy_file_range fd%d %s off=%d -> fd%d %s off=%d len=%d"
+                  % (i, show(si.rel), off_in, j, show(sj.rel), off_out, n), fn, [("fd", j)])
+
+    def gen_seekdata(self):
+        """lseek SEEK_DATA / SEEK_HOLE: where holes are is each filesystem's
+        business, so each side's answer is checked against the contents
+        (data never skipped, holes read as zeros) instead of against the
+        other side; the fd offsets are put back afterwards."""
+        r = self.rng
+        i = self.pick_slot()
+        slot = self.slots[i]
+        if stat.S_ISDIR(os.fstat(slot.fd["B"]).st_mode):
+            return self.gen_lseek()
+        size = self.b_fd_size(i)
+        off = self.gen_offset(size) if r.random() < 0.7 else r.randint(0, size + 10)
+        whence = r.choice([os.SEEK_DATA, os.SEEK_HOLE])
+        wname = "DATA" if whence == os.SEEK_DATA else "HOLE"
+
+        def fn(side):
+            fd = slot.fd[side]
+            pos = os.lseek(fd, 0, os.SEEK_CUR)
+            rr = res(os.lseek, fd, off, whence)
+            os.lseek(fd, pos, os.SEEK_SET)
+            return rr
+
+        def check(ra, rb):
+            ca, cb = res(self.fd_contents, slot, "A"), res(self.fd_contents, slot, "B")
+            what = "fd%d %s" % (i, show(slot.rel))
+            if not self.cmp_errs("read contents of " + what, ca, cb):
+                return
+            self.cmp_data(what, ca[1], cb[1])
+            data = cb[1]
+            for side, rr in (("A", ra), ("B", rb)):
+                bad = seek_data_violation(data, off, whence, rr)
+                if bad:
+                    raise Divergence("SEEK_%s answer of side %s is wrong: %s" % (wname, side, bad),
+                                     ["A: " + show_result(ra), "B: " + show_result(rb),
+                                      "file size %d" % len(data)])
+
+        return Op("seekdata", "lseek fd%d %s off=%d whence=%s" % (i, show(slot.rel), off, wname),
+                  fn, [], {"validate": check})
+
     def gen_stat(self):
         rel = self.file_path() if self.rng.random() < 0.7 else self.any_dir_path()
         follow = self.rng.random() < 0.5
@@ -1138,9 +1264,13 @@ class DiffTester:
         ra = op.fn("A")
         self.last_results = (ra, rb)
         if self.args.verbose:
-            print(" -> " + short_result(rb), flush=True)
+            print(" -> " + short_result(rb) +
+                  ("" if ra == rb else " (A: %s)" % short_result(ra)), flush=True)
         self.outcomes[op.kind, ok_or_errno(rb)] += 1
-        if ra != rb:
+        validate = op.meta.get("validate")
+        if validate:
+            validate(ra, rb)
+        elif ra != rb:
             lines = ["A (test):      " + show_result(ra),
                      "B (reference): " + show_result(rb)]
             ctx = self.result_context(ra, rb)
