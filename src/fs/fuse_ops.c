@@ -44,6 +44,10 @@ struct xinode {
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
+	pthread_mutex_t seen_lock; /* the three below */
+	bool seen_ok;              /* seen_* describe the lower file */
+	struct timespec seen_mtime; /* lower mtime as last seen or written */
+	off_t seen_size;           /* lower size as last seen or written */
 };
 
 /* struct xhandle - one open regular file. */
@@ -161,6 +165,7 @@ static struct xinode *inode_new(int fd, const struct stat *st)
 	in->type = st->st_mode & S_IFMT;
 	pthread_mutex_init(&in->meta_lock, NULL);
 	pthread_rwlock_init(&in->lock, NULL);
+	pthread_mutex_init(&in->seen_lock, NULL);
 	return in;
 }
 
@@ -169,6 +174,7 @@ static void inode_free(struct xinode *in)
 	close(in->fd);
 	pthread_mutex_destroy(&in->meta_lock);
 	pthread_rwlock_destroy(&in->lock);
+	pthread_mutex_destroy(&in->seen_lock);
 	free(in);
 }
 
@@ -1051,6 +1057,29 @@ static int reopen(const struct xinode *in, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * Record the lower file as we leave it (after our own writes), and tell
+ * whether it is still as we last saw it: only then may an open keep the
+ * kernel's page cache (nobody changed the cipher file behind our back).
+ */
+static bool seen_update(struct xinode *in, int fd, bool compare)
+{
+	struct stat st;
+	bool same = false;
+
+	if (fstat(fd, &st) != 0)
+		return false;
+	pthread_mutex_lock(&in->seen_lock);
+	same = compare && in->seen_ok && in->seen_size == st.st_size &&
+	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
+	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
+	in->seen_ok = true;
+	in->seen_mtime = st.st_mtim;
+	in->seen_size = st.st_size;
+	pthread_mutex_unlock(&in->seen_lock);
+	return same;
+}
+
 /* Load the header of regular file @in (opened as @fd) if not loaded. */
 static int header_get(struct xfs *fs, struct xinode *in, int fd, bool create)
 {
@@ -1098,6 +1127,7 @@ static int do_truncate(struct xfs *fs, struct xinode *in, int fd,
 		err = header_get(fs, in, fd, true);
 		if (!err)
 			err = content_truncate(fs->xts, fd, &in->hdr, &ps, size);
+		(void)seen_update(in, fd, false);
 	}
 	pthread_rwlock_unlock(&in->lock);
 	return err;
@@ -1228,6 +1258,7 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 	h->in = in;
 	h->writable = writable;
 	fi->fh = (uint64_t)(uintptr_t)h;
+	fi->keep_cache = seen_update(in, fd, !(flags & O_TRUNC));
 	return 0;
 }
 
@@ -1380,6 +1411,7 @@ static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	}
 	n = content_write(fs->xts, h->fd, &in->hdr, &ps, (const uint8_t *)buf,
 			  size, (uint64_t)off);
+	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -1440,6 +1472,7 @@ static void xfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 	if (!err)
 		err = content_fallocate(fs->xts, h->fd, &in->hdr, &ps, mode,
 					(uint64_t)off, (uint64_t)len);
+	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);
 	fuse_reply_err(req, -err);
 }
