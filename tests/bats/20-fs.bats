@@ -154,7 +154,8 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	echo 2 >"$M/b/same"
 	la=$(user_names "$(lower_of "$M/a")")
 	lb=$(user_names "$(lower_of "$M/b")")
-	[ -n "$la" ] && [ -n "$lb" ]
+	[ -n "$la" ]
+	[ -n "$lb" ]
 	[ "$la" != "$lb" ]
 	# but deterministic: the same name in the same directory again
 	rm "$M/a/same"
@@ -205,7 +206,7 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	# no dirids on such a volume
 	[ ! -e "$C/dir one/xtsfs.dirid" ]
 	[ "$(lsize "$C/dir one/file ü.txt")" -eq 43 ]
-	! grep -q hi "$C/dir one/file ü.txt"
+	refute grep -q hi "$C/dir one/file ü.txt"
 	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "dir one lnk " ]
 	run stat "$M/xtsfs.volume"
 	[ "$status" -ne 0 ]
@@ -296,7 +297,6 @@ PY
 }
 
 @test "rename of a directory over an existing empty directory" {
-	skip "BUG: fails with ENOTEMPTY: the target's lower dir still holds xtsfs.dirid"
 	mkdir "$M/a" "$M/b"
 	echo x >"$M/a/f"
 	mv -T "$M/a" "$M/b"
@@ -372,8 +372,10 @@ sidecars_ok() {
 	mkdir -p "$M/d/inner"
 	echo I >"$M/d/inner/x"
 	renameat2 "$M/b" "$M/d/inner" exchange
-	[ -f "$M/d/inner" ] && [ "$(cat "$M/d/inner")" = A ]
-	[ -d "$M/b" ] && [ "$(cat "$M/b/x")" = I ]
+	[ -f "$M/d/inner" ]
+	[ "$(cat "$M/d/inner")" = A ]
+	[ -d "$M/b" ]
+	[ "$(cat "$M/b/x")" = I ]
 	run renameat2 "$M/nonexistent" "$M/c" exchange
 	[[ "$output" == *ENOENT* ]]
 	remount "$C" "$M"
@@ -482,7 +484,9 @@ sidecars_ok() {
 	t3040=$(python3 -c 'print("a/"*1519+"bc")')
 	t3041=$(python3 -c 'print("a/"*1520+"b")')
 	t4095=$(python3 -c 'print("a/"*2047+"b")')
-	[ ${#t3040} -eq 3040 ] && [ ${#t3041} -eq 3041 ] && [ ${#t4095} -eq 4095 ]
+	[ ${#t3040} -eq 3040 ]
+	[ ${#t3041} -eq 3041 ]
+	[ ${#t4095} -eq 4095 ]
 	ln -s "$t3040" "$M/d/l3040"
 	[ "$(lower_names "$C" | grep -c '^xtsfs\.link\.')" -eq 0 ]
 	ln -s "$t3041" "$M/d/l3041"
@@ -939,6 +943,84 @@ PY
 	cmp "$M/f" "$R/src"
 }
 
+@test "parallel creates, renames, links, unlinks, mkdirs in one directory stay consistent" {
+	mkdir "$M/d"
+	for k in 1 2 3 4 5 6; do
+		python3 - "$M/d" "$k" <<'PY' >"$T/meta.$k" 2>&1 &
+import errno, os, random, sys
+d, k = sys.argv[1], int(sys.argv[2])
+r = random.Random(k)
+names = ['s%d' % i for i in range(10)] + [('L%d' % i) * 90 for i in range(10)]
+ok = (errno.ENOENT, errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENOTEMPTY, errno.EPERM)
+for i in range(800):
+    a, b = os.path.join(d, r.choice(names)), os.path.join(d, r.choice(names))
+    op = r.choice(['create', 'write', 'rename', 'unlink', 'mkdir', 'rmdir', 'link'])
+    try:
+        if op == 'create': open(a, 'a').close()
+        elif op == 'write':
+            with open(a, 'ab') as f: f.write(b'x' * r.randrange(1, 5000))
+        elif op == 'rename': os.rename(a, b)
+        elif op == 'unlink': os.unlink(a)
+        elif op == 'mkdir': os.mkdir(a)
+        elif op == 'rmdir': os.rmdir(a)
+        elif op == 'link': os.link(a, b)
+    except OSError as e:
+        if e.errno not in ok:
+            print(op, e)
+PY
+	done
+	wait
+	cat "$T"/meta.*
+	[ -z "$(cat "$T"/meta.*)" ]
+	ld=$(lower_of "$M/d")
+	sidecars_ok "$ld"
+	n=$(ls -A "$M/d" | wc -l)
+	[ "$n" -eq $(($(user_names "$ld" | wc -l) + $(lower_names "$ld" | grep -c '^xtsfs\.long\..*\.name$'))) ]
+	remount "$C" "$M"
+	[ "$(ls -A "$M/d" | wc -l)" -eq "$n" ]
+	rm -r "$M/d"
+	[ "$(lower_names "$C")" = xtsfs.volume ]
+}
+
+@test "O_DIRECT reads and writes" {
+	mkdata "$R/src" 1000000 13
+	dd if="$R/src" of="$M/d" bs=4096 oflag=direct status=none
+	cmp "$M/d" "$R/src"
+	dd if="$M/d" of="$T/out" bs=4096 iflag=direct status=none
+	cmp "$T/out" "$R/src"
+	cp "$R/src" "$R/d"
+	mkdata "$T/patch" 2560 15
+	for d in "$M" "$R"; do
+		# 512-byte direct writes not aligned to the 4096-byte units
+		dd if="$T/patch" of="$d/d" bs=512 seek=3 count=5 oflag=direct conv=notrunc status=none
+	done
+	[ "$(lsize "$M/d")" -eq 1000000 ]
+	cmp "$M/d" "$R/d"
+	remount "$C" "$M"
+	cmp "$M/d" "$R/d"
+}
+
+@test "umask applies to new files and directories; single-thread mode works" {
+	umount_vol "$M"
+	mount_vol "$C" "$M" -s
+	(
+		umask 027
+		for d in "$M" "$R"; do
+			touch "$d/f"
+			mkdir "$d/dir"
+			mkfifo "$d/p"
+		done
+	)
+	for n in f dir p; do
+		[ "$(stat -c %a "$M/$n")" = "$(stat -c %a "$R/$n")" ]
+	done
+	[ "$(stat -c %a "$M/f")" = 640 ]
+	[ "$(stat -c %a "$M/dir")" = 750 ]
+	mkdata "$R/data" 300000 14
+	cp "$R/data" "$M/data"
+	cmp "$M/data" "$R/data"
+}
+
 # ---- tools --------------------------------------------------------------------
 
 # mktree DIR: a small tree with the file types tools care about.
@@ -981,7 +1063,6 @@ mktree() {
 	mktree "$T/tree"
 	cp -a "$T/tree" "$M/cp"
 	diff -r --no-dereference "$T/tree" "$M/cp"
-	meta() { (cd "$1" && find . -printf '%P %y %m %s %T@ %l\n' | grep -v ' d .* [0-9.]* $' | LC_ALL=C sort); }
 	diff <(cd "$T/tree" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort) \
 	     <(cd "$M/cp" && find . ! -type d -printf '%P %y %m %s %T@ %l\n' | LC_ALL=C sort)
 	rsync -aH "$T/tree/" "$M/rs/"
@@ -1059,12 +1140,16 @@ C
 	run setfattr -n user.x -v 1 "$M/f"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Operation not supported"* ]]
+	# nothing is listed (listxattr either answers empty or is refused)
 	run getfattr -d -m - "$M/f"
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
+	[[ "$output" != *"user."* ]]
+	[[ "$output" != *"# file:"* ]]
+	[ "$status" -eq 0 ] || [[ "$output" == *"Operation not supported"* ]]
 	run getfattr -n user.x "$M/f"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"No such attribute"* ]]
+	[[ "$output" == *"No such attribute"* || "$output" == *"Operation not supported"* ]]
+	run setfattr -n user.x -v 1 "$M"
+	[[ "$output" == *"Operation not supported"* ]]
 }
 
 @test "-o ro: reads work, every write fails with EROFS" {
@@ -1119,12 +1204,11 @@ C
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"wrong passphrase"* ]]
 	for d in "$T/full" "$T/m2" "$T/outer" "$M"; do
-		! mountpoint -q "$d"
+		refute mountpoint -q "$d"
 	done
 }
 
 @test "mount refusals as a daemon: no volume (5), wrong passphrase (4), nothing mounted" {
-	skip "BUG: without -f, unlock failures exit 1 ('the daemon died before mounting') instead of 4/5/6"
 	umount_vol "$M"
 	mkdir "$T/plain" "$T/m2"
 	run xtsfs --passfile "$T/pass" "$T/plain" "$T/m2"
@@ -1137,8 +1221,8 @@ C
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"wrong passphrase"* ]]
 	[[ "$output" != *"died"* ]]
-	! mountpoint -q "$T/m2"
-	! mountpoint -q "$M"
+	refute mountpoint -q "$T/m2"
+	refute mountpoint -q "$M"
 }
 
 @test "passphrase sources for the mount: -o passfile=, stdin, --volume-key-file; bad -o is usage" {
@@ -1160,7 +1244,7 @@ C
 	[ "$(cat "$T/km/g")" = keyed ]
 	run xtsfs --passfile "$T/pass" -o no_such_option "$C" "$M"
 	[ "$status" -eq 2 ]
-	! mountpoint -q "$M"
+	refute mountpoint -q "$M"
 }
 
 @test "xtsfs -f in the background; SIGTERM unmounts cleanly and exits 0" {
@@ -1172,7 +1256,7 @@ C
 	rc=0
 	wait "$DAEMON_PID" || rc=$?
 	[ "$rc" -eq 0 ]
-	! mountpoint -q "$M"
+	refute mountpoint -q "$M"
 	[ -z "$(ls -A "$M")" ]
 	mount_vol "$C" "$M"
 	[ "$(cat "$M/f")" = data ]
@@ -1210,7 +1294,6 @@ C
 }
 
 @test "allow_other: what another user creates in a setgid directory gets the directory's group" {
-	skip "BUG: own_by_caller chowns to the caller's gid, overriding setgid-directory group inheritance"
 	umount_vol "$M"
 	chmod 755 "$T"
 	mount_vol "$C" "$M" -o allow_other

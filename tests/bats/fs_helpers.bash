@@ -100,6 +100,16 @@ start_fg() {
 	return 1
 }
 
+# refute CMD...: fail if CMD succeeds. (A bare "! CMD" never fails a
+# Bats test: bash's errexit ignores negated commands.)
+refute() {
+	if "$@"; then
+		echo "unexpectedly succeeded: $*" >&2
+		return 1
+	fi
+	return 0
+}
+
 # mkdata FILE SIZE [SEED]: SIZE reproducible pseudo-random bytes.
 mkdata() {
 	python3 - "$1" "$2" "${3:-1}" <<'PY'
