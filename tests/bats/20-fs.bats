@@ -306,8 +306,22 @@ PY
 	python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[2])' "$M/b" "$M/c"
 	[ "$(cat "$M/c/f")" = x ]
 	[ "$(ls -A "$M")" = c ]
+	# over an empty directory with a long name: its sidecar stays in use
+	L=$(printf 'D%.0s' $(seq 1 200))
+	mkdir "$M/$L"
+	mv -T "$M/c" "$M/$L"
+	[ "$(cat "$M/$L/f")" = x ]
+	sidecars_ok "$C"
+	# exchanging two directories keeps each one's dirid and children
+	mkdir "$M/e"
+	echo y >"$M/e/g"
+	renameat2 "$M/e" "$M/$L" exchange
+	[ "$(cat "$M/e/f")" = x ]
+	[ "$(cat "$M/$L/g")" = y ]
 	remount "$C" "$M"
-	[ "$(cat "$M/c/f")" = x ]
+	[ "$(cat "$M/e/f")" = x ]
+	[ "$(cat "$M/$L/g")" = y ]
+	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "$L e " ]
 }
 
 @test "rename of a directory over a non-empty directory fails with ENOTEMPTY" {
