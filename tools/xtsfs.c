@@ -55,7 +55,10 @@ static void usage(FILE *f)
 "  -o OPT[,OPT...]         mount options: ro, allow_other (other users get\n"
 "                          what the file modes allow: permissions are always\n"
 "                          checked by the kernel), and the FUSE options of\n"
-"                          mount.fuse3(8); also passfile=FILE for /etc/fstab\n"
+"                          mount.fuse3(8); also passfile=FILE for /etc/fstab,\n"
+"                          and writeback: the kernel's writeback cache (faster\n"
+"                          small and random writes; but a full disk is then\n"
+"                          reported only at fsync/close, see doc/DESIGN.md)\n"
 COMMON_PASS_HELP
 "  -h, --help              show this help and exit\n"
 "  -V, --version           show the version and exit\n"
@@ -76,6 +79,7 @@ struct opts {
 	bool single;
 	bool readonly;
 	bool reverse;        /* --reverse */
+	bool writeback;      /* -o writeback */
 	char *fuse_opts;     /* -o options passed on to FUSE, comma list */
 	char *passfile_opt;  /* -o passfile=FILE */
 	const char *cipherdir;
@@ -105,7 +109,9 @@ static int parse_o(struct opts *o, const char *arg)
 	if (!copy)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(tok, "passfile=", 9)) {
+		if (!strcmp(tok, "writeback")) {
+			o->writeback = true;
+		} else if (!strncmp(tok, "passfile=", 9)) {
 			free(o->passfile_opt);
 			o->passfile_opt = strdup(tok + 9);
 		} else if (!strcmp(tok, "ro")) {
@@ -360,6 +366,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.names = names;
 	fs.plaintext_names = names == NULL;
 	fs.readonly = o->readonly;
+	fs.writeback = o->writeback && !o->readonly;
 	fs.entry_timeout = 1.0;
 	fs.attr_timeout = 1.0;
 	fs.mountpoint = o->mountpoint;
@@ -384,6 +391,7 @@ static int serve(struct opts *o, int report_fd)
 		goto out;
 	}
 	se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
+	fs.se = se;
 	if (!se) {
 		fprintf(stderr, PROG ": bad mount options: %s\n", o->fuse_opts ?
 			o->fuse_opts : "");

@@ -887,6 +887,26 @@ static void xfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * Remove the xtsfs.dirid of lower directory @fd before it is removed or
+ * replaced, without touching its times: a program holding the directory
+ * open sees the mtime it had, as on any other filesystem.
+ */
+static int unlink_dirid(int fd)
+{
+	struct stat st;
+	bool have = fstat(fd, &st) == 0;
+
+	if (unlinkat(fd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT)
+		return -errno;
+	if (have) {
+		struct timespec tv[2] = { st.st_atim, st.st_mtim };
+
+		(void)futimens(fd, tv);
+	}
+	return 0;
+}
+
 /* Is lower directory @fd empty but for our own files? */
 static int dir_only_internal(int fd)
 {
@@ -946,10 +966,9 @@ static void xfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		goto out;
 	/* keep the dirid to put it back if the rmdir itself fails */
 	(void)read_all_at(fd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
-	if (unlinkat(fd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT) {
-		err = -errno;
+	err = unlink_dirid(fd);
+	if (err)
 		goto out;
-	}
 	if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0) {
 		err = -errno;
 		if (idlen == NAMES_DIRID_SIZE)
@@ -995,8 +1014,8 @@ static int rename_lower(struct xfs *fs, struct xinode *d1, const char *s1,
 		return -ENOTEMPTY;
 	}
 	(void)read_all_at(tfd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
-	if (unlinkat(tfd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT) {
-		err = -errno;
+	err = unlink_dirid(tfd);
+	if (err) {
 		close(tfd);
 		return err;
 	}
@@ -1231,8 +1250,18 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 		       bool writable, struct fuse_file_info *fi)
 {
 	struct xhandle *h;
+	bool same = seen_update(in, fd, true);
 	int err;
 
+	/*
+	 * A lower file changed behind our back may be a different file
+	 * altogether (another id): read its header again.
+	 */
+	if (!same) {
+		pthread_mutex_lock(&in->meta_lock);
+		in->hdr_ok = false;
+		pthread_mutex_unlock(&in->meta_lock);
+	}
 	err = header_get(fs, in, fd, writable);
 	if (err == -ENODATA)
 		err = 0; /* an empty read-only file: no header needed yet */
@@ -1258,7 +1287,8 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 	h->in = in;
 	h->writable = writable;
 	fi->fh = (uint64_t)(uintptr_t)h;
-	fi->keep_cache = seen_update(in, fd, !(flags & O_TRUNC));
+	fi->keep_cache = same && !(flags & O_TRUNC);
+	(void)seen_update(in, fd, false); /* after our own truncation */
 	return 0;
 }
 
@@ -1316,7 +1346,8 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			sidecar_drop(dir, &ln);
 		goto fail;
 	}
-	own_by_caller(req, dir->fd, ln.stored);
+	if (made)
+		own_by_caller(req, dir->fd, ln.stored);
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
 	if (err)
 		goto fail;
@@ -1389,19 +1420,34 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
+/*
+ * With the writeback cache the kernel owns the mtime of regular files and
+ * sends it to us (setattr) when it flushes; a WRITE it sends may carry
+ * data dirtied before a later utimensat(), so our own pwrite must not
+ * move the lower mtime: put back the one it had.
+ */
+static void keep_mtime(const struct xfs *fs, int fd, const struct stat *before)
+{
+	struct timespec tv[2] = { { 0, UTIME_OMIT }, before->st_mtim };
+
+	if (fs->writeback_on)
+		(void)futimens(fd, tv);
+}
+
 static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct xfs *fs = xfs_of(req);
 	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
 	struct xinode *in = h->in;
+	struct stat before;
 	uint64_t ps;
 	ssize_t n;
 	int err;
 
 	(void)ino;
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize(h->fd, &ps);
+	err = fstat(h->fd, &before) ? -errno : lower_psize(h->fd, &ps);
 	if (!err)
 		err = header_get(fs, in, h->fd, true);
 	if (err) {
@@ -1411,6 +1457,7 @@ static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	}
 	n = content_write(fs->xts, h->fd, &in->hdr, &ps, (const uint8_t *)buf,
 			  size, (uint64_t)off);
+	keep_mtime(fs, h->fd, &before);
 	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);
 	if (n < 0)
@@ -1480,13 +1527,13 @@ static void xfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 static void xfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		      struct fuse_file_info *fi)
 {
+	struct xfs *fs = xfs_of(req);
 	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
 	struct xinode *in = h->in;
 	uint64_t ps;
 	int64_t r;
 	int err;
 
-	(void)ino;
 	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -1495,6 +1542,15 @@ static void xfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_err(req, ENXIO);
 		return;
 	}
+	/*
+	 * With the writeback cache, written data may still sit in the
+	 * kernel's dirty pages. Invalidating the inode makes the kernel
+	 * write them back first (and wait for it), so that holes and data
+	 * are decided on what was really written. Another worker thread
+	 * serves those writes: never hold the content lock here.
+	 */
+	if (fs->writeback_on && fs->se)
+		(void)fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
 	pthread_rwlock_rdlock(&in->lock);
 	err = lower_psize(h->fd, &ps);
 	r = err ? err : content_seek(h->fd, ps, (uint64_t)off, whence);
@@ -1703,7 +1759,22 @@ static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
 
 static void xfs_init_conn(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct xfs *fs = userdata;
+
+	/*
+	 * Writeback cache: writes land in the page cache and reach us as
+	 * large, unit-aligned WRITEs, so most need no read-modify-write.
+	 * The kernel then owns size and mtime of regular files (it sends
+	 * them to us with setattr), handles O_APPEND itself, and may read
+	 * through a write-only handle, which is why writers always open the
+	 * lower file read-write.
+	 */
+	if (fs->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+		fs->writeback_on = true;
+	} else {
+		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	}
 	/* big requests: fewer round trips, many units per core call */
 	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;

@@ -34,6 +34,9 @@ struct xfs {
 	const struct names_ctx *names; /* names key, NULL if plaintext names */
 	bool plaintext_names;         /* volume flag */
 	bool readonly;                /* -o ro */
+	bool writeback;               /* -o writeback: kernel writeback cache */
+	bool writeback_on;            /* ... and the kernel agreed to it */
+	struct fuse_session *se;      /* for notifications to the kernel */
 	double entry_timeout;         /* seconds the kernel may cache names */
 	double attr_timeout;          /* seconds the kernel may cache attrs */
 	const char *mountpoint;       /* for log lines */

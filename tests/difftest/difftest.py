@@ -504,9 +504,14 @@ class DiffTester:
                          r.randint(0, 0o777)])
 
     def gen_target(self, rel):
-        """A symlink target: relative, 1..300 bytes, never a '..' component."""
+        """A symlink target: relative, 1..300 bytes (rarely 3000..4096, past
+        where xtsfs stores the target in a side file), never '..'."""
         r = self.rng
         x = r.random()
+        if x < 0.04:
+            n = r.choice([r.randint(3000, 4095), 4095, 4096])
+            t = (b"%s/" % r.choice(FILE_NAMES)) * (n // 100 + 1)
+            return (t[:n - 1] + b"x").lstrip(b"/")
         if x < 0.30:
             t = r.choice(FILE_NAMES)
         elif x < 0.50:
@@ -522,11 +527,8 @@ class DiffTester:
             alphabet = bytes(range(1, 256))
             t = bytes(r.choice(alphabet) if r.random() < 0.3 else
                       r.choice(b"abcdefgh/._- ") for _ in range(n))
-        comps = [b".x" if c == b".." else c for c in t.split(b"/")]
-        t = b"/".join(comps).lstrip(b"/")
-        if not t:
-            t = b"x"
-        return t[:300]
+        comps = [b".x" if c == b".." else c for c in t[:300].split(b"/")]
+        return b"/".join(comps).lstrip(b"/") or b"x"
 
     def open_slots(self):
         return [i for i, s in enumerate(self.slots) if s is not None]
