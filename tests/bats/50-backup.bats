@@ -460,7 +460,8 @@ PY
 	rv_mount "$T/p" "$T/v"
 	f=$(view_of "$T/p/size-4097" "$T/v")
 	d=$(view_of "$T/p/sub" "$T/v")
-	[ -f "$f" ] && [ -d "$d" ]
+	[ -f "$f" ]
+	[ -d "$d" ]
 	run touch "$T/v/newfile"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Read-only file system"* ]]
