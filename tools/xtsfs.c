@@ -193,6 +193,90 @@ static void report(int fd, int code)
 }
 
 /*
+ * The FUSE arguments: "-o" with default_permissions (always: the kernel
+ * checks modes for everyone), @extra, subtype, fsname and the user's
+ * options, and -d with --debug.
+ */
+static int session_args(const struct opts *o, const char *extra,
+			const char *subtype, struct fuse_args *args,
+			char **fsopts)
+{
+	char fsname[PATH_MAX + 16], st[64];
+
+	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
+	snprintf(st, sizeof(st), "subtype=%s", subtype);
+	if ((extra && add_opt(fsopts, extra)) ||
+	    add_opt(fsopts, "default_permissions") || add_opt(fsopts, st) ||
+	    add_opt(fsopts, fsname) ||
+	    (o->fuse_opts && add_opt(fsopts, o->fuse_opts)) ||
+	    fuse_opt_add_arg(args, PROG) || fuse_opt_add_arg(args, "-o") ||
+	    fuse_opt_add_arg(args, *fsopts) ||
+	    (o->debug && fuse_opt_add_arg(args, "-d"))) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Mount @se, then, when a parent waits on *@report_fd, tell it and leave
+ * the terminal (new session, stdio to /dev/null, logs to syslog).
+ * Return: 0, or the exit code of the failure (handlers removed).
+ */
+static int mount_and_detach(const struct opts *o, struct fuse_session *se,
+			    int *report_fd)
+{
+	int null;
+
+	if (fuse_set_signal_handlers(se) != 0)
+		return XTSFS_EXIT_FAILURE;
+	if (fuse_session_mount(se, o->mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
+		fuse_remove_signal_handlers(se);
+		return XTSFS_EXIT_MOUNT;
+	}
+	if (*report_fd < 0)
+		return 0;
+	null = open("/dev/null", O_RDWR);
+	report(*report_fd, XTSFS_EXIT_OK);
+	*report_fd = -1;
+	(void)setsid();
+	(void)!chdir("/");
+	openlog(PROG, LOG_PID, LOG_DAEMON);
+	xfs_log_to_syslog();
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	return 0;
+}
+
+/* Serve until unmounted or signalled, then unmount. Return: exit code. */
+static int serve_loop(const struct opts *o, struct fuse_session *se)
+{
+	int rc;
+
+	if (o->single) {
+		rc = fuse_session_loop(se);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+
+		fuse_loop_cfg_set_clone_fd(lc, 0);
+		fuse_loop_cfg_set_idle_threads(lc, 8);
+		fuse_loop_cfg_set_max_threads(lc, 16);
+		rc = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+	fuse_session_unmount(se);
+	fuse_remove_signal_handlers(se);
+	return rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?
+	       XTSFS_EXIT_OK : XTSFS_EXIT_FAILURE;
+}
+
+/*
  * The reverse-mode daemon: takes over the unlocked volume @v (closes it),
  * mounts the read-only view and serves it.
  */
@@ -205,7 +289,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 	struct aes_cmac_key *idkey = secmem_alloc(sizeof(*idkey));
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
-	char *fsopts = NULL, fsname[PATH_MAX + 16];
+	char *fsopts = NULL;
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
 	rc = idkey ? xts_ctx_new(&xts, be, v->keys->contents) : -ENOMEM;
@@ -228,61 +312,16 @@ static int serve_reverse(struct opts *o, int report_fd,
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		goto out;
 	}
-	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
-	if (add_opt(&fsopts, "ro") || add_opt(&fsopts, "default_permissions") ||
-	    add_opt(&fsopts, "subtype=xtsfs-reverse") ||
-	    add_opt(&fsopts, fsname) ||
-	    (o->fuse_opts && add_opt(&fsopts, o->fuse_opts)) ||
-	    fuse_opt_add_arg(&args, PROG) || fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, fsopts) ||
-	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
-		fprintf(stderr, PROG ": out of memory\n");
+	if (session_args(o, "ro", "xtsfs-reverse", &args, &fsopts))
 		goto out;
-	}
 	se = fuse_session_new(&args, &rfs_ops, sizeof(rfs_ops), &fs);
 	if (!se) {
 		ret = XTSFS_EXIT_USAGE;
 		goto out;
 	}
-	if (fuse_set_signal_handlers(se) != 0)
-		goto out;
-	if (fuse_session_mount(se, o->mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
-		ret = XTSFS_EXIT_MOUNT;
-		goto out_handlers;
-	}
-	if (report_fd >= 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		report(report_fd, XTSFS_EXIT_OK);
-		report_fd = -1;
-		(void)setsid();
-		(void)!chdir("/");
-		openlog(PROG, LOG_PID, LOG_DAEMON);
-		xfs_log_to_syslog();
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-			if (null > 2)
-				close(null);
-		}
-	}
-	if (o->single) {
-		rc = fuse_session_loop(se);
-	} else {
-		struct fuse_loop_config *lc = fuse_loop_cfg_create();
-
-		fuse_loop_cfg_set_clone_fd(lc, 0);
-		fuse_loop_cfg_set_max_threads(lc, 16);
-		rc = fuse_session_loop_mt(se, lc);
-		fuse_loop_cfg_destroy(lc);
-	}
-	ret = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?
-	      XTSFS_EXIT_OK : XTSFS_EXIT_FAILURE;
-	fuse_session_unmount(se);
-out_handlers:
-	fuse_remove_signal_handlers(se);
+	ret = mount_and_detach(o, se, &report_fd);
+	if (!ret)
+		ret = serve_loop(o, se);
 out:
 	if (se)
 		fuse_session_destroy(se);
@@ -308,9 +347,8 @@ static int serve(struct opts *o, int report_fd)
 	struct names_ctx *names = NULL;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
-	struct fuse_loop_config *lc = NULL;
 	const struct xts_backend *be;
-	char err[1024], *fsopts = NULL, fsname[PATH_MAX + 16];
+	char err[1024], *fsopts = NULL;
 	int rc, dfd, ret = XTSFS_EXIT_FAILURE;
 
 	if (xts_choose(o->c.cipher, &be) != 0) {
@@ -376,20 +414,8 @@ static int serve(struct opts *o, int report_fd)
 		goto out;
 	}
 
-	/* default_permissions always: the kernel checks modes for everyone */
-	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
-	if (add_opt(&fsopts, "default_permissions") ||
-	    add_opt(&fsopts, "subtype=xtsfs") || add_opt(&fsopts, fsname) ||
-	    (o->fuse_opts && add_opt(&fsopts, o->fuse_opts))) {
-		fprintf(stderr, PROG ": out of memory\n");
+	if (session_args(o, NULL, "xtsfs", &args, &fsopts))
 		goto out;
-	}
-	if (fuse_opt_add_arg(&args, PROG) || fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, fsopts) ||
-	    (o->debug && fuse_opt_add_arg(&args, "-d"))) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
 	se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
 	fs.se = se;
 	if (!se) {
@@ -398,52 +424,14 @@ static int serve(struct opts *o, int report_fd)
 		ret = XTSFS_EXIT_USAGE;
 		goto out;
 	}
-	if (fuse_set_signal_handlers(se) != 0)
+	ret = mount_and_detach(o, se, &report_fd);
+	if (ret)
 		goto out;
-	if (fuse_session_mount(se, o->mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
-		ret = XTSFS_EXIT_MOUNT;
-		goto out_handlers;
-	}
-
-	/* mounted: tell the parent, leave the terminal */
-	if (report_fd >= 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		report(report_fd, XTSFS_EXIT_OK);
-		report_fd = -1;
-		(void)setsid();
-		(void)!chdir("/");
-		openlog(PROG, LOG_PID, LOG_DAEMON);
-		xfs_log_to_syslog();
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-			if (null > 2)
-				close(null);
-		}
-	}
 	xfs_log(&fs, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
 		be->name, names ? "" : ", plaintext names");
-	if (o->single) {
-		rc = fuse_session_loop(se);
-	} else {
-		lc = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(lc, 0);
-		fuse_loop_cfg_set_idle_threads(lc, 8);
-		fuse_loop_cfg_set_max_threads(lc, 16);
-		rc = fuse_session_loop_mt(se, lc);
-	}
-	ret = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?
-	      XTSFS_EXIT_OK : XTSFS_EXIT_FAILURE;
-	fuse_session_unmount(se);
+	ret = serve_loop(o, se);
 	xfs_log(&fs, LOG_INFO, "unmounted");
-out_handlers:
-	fuse_remove_signal_handlers(se);
 out:
-	if (lc)
-		fuse_loop_cfg_destroy(lc);
 	if (se)
 		fuse_session_destroy(se);
 	fuse_opt_free_args(&args);
