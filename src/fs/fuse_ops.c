@@ -1727,13 +1727,12 @@ static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, rc ? errno : 0);
 }
 
-static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
+/* see xfs.h */
+void xfs_reply_statfs(fuse_req_t req, int root_fd)
 {
-	struct xfs *fs = xfs_of(req);
 	struct statvfs sv;
-	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	(void)ino;
 	if (fd < 0 || fstatvfs(fd, &sv) != 0) {
 		int err = errno;
 
@@ -1743,9 +1742,14 @@ static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 	close(fd);
-	/* names up to 255 bytes work at any length (long-name scheme) */
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);
+}
+
+static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	(void)ino;
+	xfs_reply_statfs(req, xfs_of(req)->root_fd);
 }
 
 /*

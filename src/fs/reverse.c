@@ -30,6 +30,7 @@
 
 #include "content.h"
 #include "volume.h"
+#include "xfs.h"
 
 #define H CONTENT_HDR_SIZE
 #define U CONTENT_UNIT
@@ -1058,22 +1059,8 @@ static void rfs_releasedir(fuse_req_t req, fuse_ino_t ino,
 
 static void rfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct rfs *fs = rfs_of(req);
-	struct statvfs sv;
-	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
 	(void)ino;
-	if (fd < 0 || fstatvfs(fd, &sv) != 0) {
-		int err = errno;
-
-		if (fd >= 0)
-			close(fd);
-		fuse_reply_err(req, err);
-		return;
-	}
-	close(fd);
-	sv.f_namemax = 255;
-	fuse_reply_statfs(req, &sv);
+	xfs_reply_statfs(req, rfs_of(req)->root_fd);
 }
 
 static void rfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,

@@ -24,11 +24,11 @@ port_volume() {
 	mkdir "$T/src"
 	make_port_tree "$T/src"
 	mkvol "$T/c"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	cp -a "$T/src/." "$T/m/"
 	# precondition: the mount itself keeps everything, to the ns
 	same_manifest "$T/src" "$T/m" ns
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	# precondition: holes stay holes in the cipher directory
 	big=$(find "$T/c" -type f -size +50M)
 	[ "$(echo "$big" | wc -l)" -eq 1 ]
@@ -79,7 +79,7 @@ portability() {
 	run ! cmp -s "$T/ino.c" "$T/ino.copy"
 	[ "$(cut -d' ' -f2- "$T/ino.c")" = "$(cut -d' ' -f2- "$T/ino.copy")" ]
 
-	bk_mount "$dst/copy" "$T/m2"
+	mount_vol "$dst/copy" "$T/m2"
 	same_manifest "$T/src" "$T/m2" "$res"
 	# hard links: one inode for the three names, nlink 3
 	[ "$(stat -c %i "$T/m2/size-4097")" = "$(stat -c %i "$T/m2/sub/hard-b")" ]
@@ -101,7 +101,7 @@ portability() {
 	case $method in
 	rsync | tar) [ "$kib" -lt 1024 ] ;;
 	esac
-	bk_umount "$T/m2"
+	umount_vol "$T/m2"
 }
 
 @test "portability: rsync -aHS of the cipher dir to a tmpfs" {
@@ -157,18 +157,18 @@ change_blocks() {
 
 @test "rsync: k changed 4 KiB blocks of a 64 MiB file send about k x 4 KiB" {
 	mkvol "$T/c"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	head -c 64M /dev/urandom >"$T/ref"
 	cp "$T/ref" "$T/m/big"
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	rsync -a "$T/c/" "$T/b/"
 	lower=$(find "$T/c" -type f -size +1M)
 	size=$(stat -c %s "$lower")
 	[ "$size" -eq $((64 * 1048576 + 40)) ]
 	for k in 1 8 64; do
-		bk_mount "$T/c" "$T/m"
+		mount_vol "$T/c" "$T/m"
 		change_blocks "$k" "$T/m/big" "$T/ref"
-		bk_umount "$T/m"
+		umount_vol "$T/m"
 		run rsync -a --no-whole-file --block-size=4096 --stats "$T/c/" "$T/b/"
 		[ "$status" -eq 0 ]
 		lit=$(rsync_stat "$output" "Literal data")
@@ -184,9 +184,9 @@ change_blocks() {
 	# and once with rsync's own block size
 	bs=$(rsync_block_size "$size")
 	k=8
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	change_blocks "$k" "$T/m/big" "$T/ref"
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	run rsync -a --no-whole-file --stats "$T/c/" "$T/b/"
 	[ "$status" -eq 0 ]
 	lit=$(rsync_stat "$output" "Literal data")
@@ -195,27 +195,27 @@ change_blocks() {
 	[ "$lit" -le $((k * (2 * bs + 4096))) ]
 	[ "$lit" -ge $((k * 2048)) ]
 	# the backup is the volume
-	bk_mount "$T/b" "$T/mb"
+	mount_vol "$T/b" "$T/mb"
 	cmp "$T/mb/big" "$T/ref"
 }
 
 @test "rsync: rewriting files in place with identical content sends no literal data" {
 	mkvol "$T/c"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	head -c $((64 * 1048576)) /dev/urandom >"$T/m/big"
 	# one that ends in a short tail (FORMAT 3.5) and one with a partial unit
 	head -c $((1048576 + 7)) /dev/urandom >"$T/m/tail"
 	head -c $((1048576 + 1000)) /dev/urandom >"$T/m/part"
 	cp "$T/m/big" "$T/m/tail" "$T/m/part" "$T"/
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	rsync -a "$T/c/" "$T/b/"
 	(cd "$T/c" && find . -type f -exec md5sum {} + | sort -k2) >"$T/md5.before"
 	(cd "$T/c" && find . -type f -printf '%T@ %p\n' | sort -k2) >"$T/mtime.before"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	for f in big tail part; do
 		dd if="$T/$f" of="$T/m/$f" bs=1M conv=notrunc status=none
 	done
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	(cd "$T/c" && find . -type f -printf '%T@ %p\n' | sort -k2) >"$T/mtime.after"
 	# the files were written (so rsync has to look at them) ...
 	run ! cmp -s "$T/mtime.before" "$T/mtime.after"
@@ -237,13 +237,13 @@ change_blocks() {
 	mkdir "$T/src"
 	make_port_tree "$T/src"
 	mkvol "$T/c"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	cp -a "$T/src/." "$T/m/"
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	rsync -aHS "$T/c/" "$T/b1/"
 	# mounting and unmounting changes nothing either
-	bk_mount "$T/c" "$T/m"
-	bk_umount "$T/m"
+	mount_vol "$T/c" "$T/m"
+	umount_vol "$T/m"
 	rsync -aHS "$T/c/" "$T/b2/"
 	run rsync -a --checksum --stats --dry-run "$T/b1/" "$T/b2/"
 	[ "$status" -eq 0 ]
@@ -263,17 +263,17 @@ change_blocks() {
 	mkdir "$T/src"
 	make_port_tree "$T/src"
 	mkvol "$T/c"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	cp -a "$T/src/." "$T/m/"
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	rsync -aHS "$T/c/" "$T/b/"
-	bk_mount "$T/c" "$T/m"
+	mount_vol "$T/c" "$T/m"
 	ls -laR "$T/m" >/dev/null
 	find "$T/m" -type f -exec cat {} + >/dev/null
 	find "$T/m" -type l -exec readlink {} + >/dev/null
 	find "$T/m" -exec stat {} + >/dev/null
 	same_manifest "$T/src" "$T/m" ns
-	bk_umount "$T/m"
+	umount_vol "$T/m"
 	run rsync -aHS -i --stats "$T/c/" "$T/b/"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"Number of regular files transferred: 0"* ]]
@@ -383,7 +383,7 @@ PY
 	make_reverse_tree "$T/p"
 	rv_mount "$T/p" "$T/v"
 	rsync -aHS "$T/v/" "$T/b/"
-	bk_mount "$T/b" "$T/mb"
+	mount_vol "$T/b" "$T/mb"
 	same_manifest "$T/p" "$T/mb" ns .xtsfs.volume
 	diff -r --no-dereference -x .xtsfs.volume "$T/p" "$T/mb" 2>&1 | grep -v 'is a fifo while' | { ! grep .; }
 	# holes in the plaintext stayed holes through the view and rsync -S
@@ -543,7 +543,7 @@ PY
 		[ "$lit" -ge 2048 ]
 		[ "$lit" -le $((2 * bs + 4096)) ]
 	done
-	bk_mount "$T/b" "$T/mb"
+	mount_vol "$T/b" "$T/mb"
 	same_manifest "$T/p" "$T/mb" ns .xtsfs.volume
 }
 
@@ -572,9 +572,9 @@ PY
 	lit=$(rsync_stat "$output" "Literal data")
 	figure "reverse rsync after a rename, without --fuzzy: literal $lit bytes (file $size bytes)"
 	[ "$lit" -ge $((size / 2)) ]
-	bk_mount "$T/b" "$T/mb"
+	mount_vol "$T/b" "$T/mb"
 	same_manifest "$T/p" "$T/mb" ns .xtsfs.volume
-	bk_umount "$T/mb"
+	umount_vol "$T/mb"
 	# With --fuzzy the old file (same size and mtime, same directory) is
 	# the basis, so almost nothing is sent; --delete-after keeps the old
 	# name until then (a plain --delete could remove it first).
@@ -585,7 +585,7 @@ PY
 	lit=$(rsync_stat "$output" "Literal data")
 	figure "reverse rsync after a rename, with --fuzzy: literal $lit bytes (file $size bytes)"
 	[ "$lit" -le 65536 ]
-	bk_mount "$T/b" "$T/mb"
+	mount_vol "$T/b" "$T/mb"
 	same_manifest "$T/p" "$T/mb" ns .xtsfs.volume
 	[ ! -e "$T/mb/sub/moved" ]
 	cmp "$T/mb/sub/moved-again" "$T/p/sub/moved-again"

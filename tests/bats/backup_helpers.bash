@@ -39,27 +39,6 @@ backup_teardown() {
 	common_teardown
 }
 
-# bk_mount DIR MNT [xtsfs options...]: mount with the passphrase in
-# $T/pass; teardown unmounts it whatever happens.
-bk_mount() {
-	local dir=$1 mnt=$2
-	shift 2
-	mkdir -p "$mnt"
-	track_mount "$mnt"
-	xtsfs --passfile "$T/pass" "$@" "$dir" "$mnt"
-}
-
-# bk_umount MNT: unmount, retrying while the mount is busy.
-bk_umount() {
-	local mnt=$1 i
-	for i in $(seq 1 100); do
-		mountpoint -q "$mnt" || return 0
-		fusermount3 -u "$mnt" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fusermount3 -u "$mnt"
-}
-
 # mount_tmpfs DIR [SIZE]: a tmpfs of its own on DIR.
 mount_tmpfs() {
 	mkdir -p "$1"

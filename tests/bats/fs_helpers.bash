@@ -5,28 +5,6 @@
 # Conventions: $C is the cipher directory, $M the mount point, $R a plain
 # reference directory on the same filesystem as $T (the oracle).
 
-# mount_vol DIR MNT [xtsfs options...]: mount with the passphrase in
-# $T/pass; teardown unmounts it whatever happens.
-mount_vol() {
-	local dir=$1 mnt=$2
-	shift 2
-	mkdir -p "$mnt"
-	track_mount "$mnt"
-	xtsfs --passfile "$T/pass" "$@" "$dir" "$mnt"
-}
-
-# umount_vol MNT: unmount, retrying while the mount is busy (a process
-# that just closed a file may still hold it for a moment).
-umount_vol() {
-	local mnt=$1 i
-	for i in $(seq 1 100); do
-		mountpoint -q "$mnt" || return 0
-		fusermount3 -u "$mnt" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fusermount3 -u "$mnt"
-}
-
 # remount DIR MNT [xtsfs options...]: unmount and mount again, so every
 # later read comes from the lower files, not from a cache.
 remount() {
