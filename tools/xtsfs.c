@@ -9,7 +9,7 @@
  * process that serves the mount must be the one that unlocks. The parent
  * waits on a pipe for the child's verdict and exits with its code.
  */
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #ifndef XTSFS_REVERSE_H
 #define XTSFS_REVERSE_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>

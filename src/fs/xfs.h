@@ -13,7 +13,7 @@
 #ifndef XTSFS_XFS_H
 #define XTSFS_XFS_H
 
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
