@@ -30,9 +30,11 @@ meson_suite() {
 		failed=$((failed + 1))
 		return
 	fi
-	local out
-	out=$(meson test -C "$dir" --print-errorlogs 2>&1)
-	echo "$out"
+	local out outfile
+	outfile=$(mktemp)
+	meson test -C "$dir" --print-errorlogs 2>&1 | tee "$outfile"
+	out=$(cat "$outfile")
+	rm -f "$outfile"
 	local ok fail timeout
 	ok=$(echo "$out" | awk '/^Ok:/ {print $2}')
 	fail=$(echo "$out" | awk '/^Fail:/ {print $2}')
@@ -57,8 +59,11 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 if compgen -G "tests/bats/*.bats" >/dev/null; then
 	log "end-to-end tests (tests/bats/)"
 	export XTSFS_BUILD="$top/build"
-	tap=$(bats --tap tests/bats 2>&1)
-	echo "$tap"
+	tapfile=$(mktemp)
+	# streamed, so a long run shows its progress as it goes
+	bats --tap tests/bats 2>&1 | tee "$tapfile"
+	tap=$(cat "$tapfile")
+	rm -f "$tapfile"
 	bp=$(echo "$tap" | grep -c '^ok ')
 	bf=$(echo "$tap" | grep -c '^not ok ')
 	if ! echo "$tap" | grep -q '^1\.\.'; then
