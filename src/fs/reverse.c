@@ -1084,6 +1084,11 @@ static void rfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void rfs_init_conn(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	/*
+	 * libfuse derives max_pages, hence the largest READ, from max_write:
+	 * raise it although nothing is written, so reads come in 1 MiB.
+	 */
+	conn->max_write = 1u << 20;
 	conn->max_readahead = 1u << 20;
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 }
