@@ -1120,18 +1120,26 @@ static int header_get(struct xfs *fs, struct xinode *in, int fd, bool create)
 	return err;
 }
 
-static int lower_psize(int fd, uint64_t *psize)
+/* The plaintext size of lower file @fd; @st (may be NULL) gets its stat. */
+static int lower_psize_st(int fd, uint64_t *psize, struct stat *st)
 {
-	struct stat st;
+	struct stat tmp;
 	int64_t ps;
 
-	if (fstat(fd, &st) != 0)
+	if (!st)
+		st = &tmp;
+	if (fstat(fd, st) != 0)
 		return -errno;
-	ps = content_plain_size((uint64_t)st.st_size);
+	ps = content_plain_size((uint64_t)st->st_size);
 	if (ps < 0)
 		return (int)ps;
 	*psize = (uint64_t)ps;
 	return 0;
+}
+
+static int lower_psize(int fd, uint64_t *psize)
+{
+	return lower_psize_st(fd, psize, NULL);
 }
 
 static int do_truncate(struct xfs *fs, struct xinode *in, int fd,
@@ -1447,7 +1455,7 @@ static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 	(void)ino;
 	pthread_rwlock_wrlock(&in->lock);
-	err = fstat(h->fd, &before) ? -errno : lower_psize(h->fd, &ps);
+	err = lower_psize_st(h->fd, &ps, &before);
 	if (!err)
 		err = header_get(fs, in, h->fd, true);
 	if (err) {
