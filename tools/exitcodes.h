@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exitcodes.h - the exit codes every xtsfs command uses, one table for
- * all of them (documented in doc/USAGE.md and in each man page). Scripts
+ * all of them (documented in README.md and in each man page). Scripts
  * may rely on these values: never renumber, only add.
  */
 #ifndef XTSFS_EXITCODES_H

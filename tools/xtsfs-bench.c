@@ -157,7 +157,8 @@ static void usage(FILE *f)
 "  -V, --version       show the version and exit\n"
 "\n"
 "Example: xtsfs-bench --sizes 4096 --runs 7\n"
-"Exit status: 0 ok, 2 bad usage, 3 cipher core unavailable or self-test failed.\n");
+"Exit status: 0 ok, 1 failure (e.g. out of memory), 2 bad usage,\n"
+"3 cipher core unavailable or self-test failed.\n");
 }
 
 static int self_test_all(void)

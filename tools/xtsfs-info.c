@@ -33,8 +33,8 @@ static void usage(FILE *f)
 "\n"
 "Example: " PROG " /srv/vault\n"
 "\n"
-"Exit status: 0 ok, 1 failure, 2 bad usage, 5 no volume, 6 corrupt or\n"
-"unsupported header.\n");
+"Exit status: 0 ok, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
+"5 no volume, 6 corrupt or unsupported header.\n");
 }
 
 static const char *copy_state(const struct vol_read_info *info, int c)
