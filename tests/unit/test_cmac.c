@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmac.h"
 #include "config.h"
+#include "testutil.h"
 
 #if HAVE_OPENSSL
 #include <openssl/core_names.h>
@@ -22,99 +22,6 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #endif
-
-static int failures;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			failures++;                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,       \
-				__LINE__, #cond);                           \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-		}                                                           \
-	} while (0)
-
-static void hexdump(const char *label, const uint8_t *p, size_t len)
-{
-	fprintf(stderr, "  %s:", label);
-	for (size_t i = 0; i < len && i < 64; i++)
-		fprintf(stderr, "%s%02x", i % 16 ? "" : " ", p[i]);
-	fprintf(stderr, "%s\n", len > 64 ? " ..." : "");
-}
-
-/* On a mismatch, count it and print got/want in full (tags are short). */
-static int expect_bytes(const char *what, const uint8_t *got,
-			const uint8_t *want, size_t len)
-{
-	if (!memcmp(got, want, len))
-		return 1;
-	failures++;
-	fprintf(stderr, "FAIL %s\n", what);
-	hexdump("got ", got, len);
-	hexdump("want", want, len);
-	return 0;
-}
-
-/* Hex as printed in the source (spaces allowed) to bytes; the count. */
-static size_t unhex(uint8_t *out, const char *hex)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex == ' ')
-			continue;
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else if (*hex >= 'A' && *hex <= 'F')
-			v = *hex - 'A' + 10;
-		else
-			abort(); /* a typo in a vector below */
-		if (hi < 0) {
-			hi = v;
-		} else {
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	if (hi >= 0)
-		abort();
-	return n;
-}
-
-/* splitmix64: reproducible; the seed is printed so a failure can rerun. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_bytes(uint8_t *p, size_t len)
-{
-	while (len--)
-		*p++ = (uint8_t)rng_next();
-}
-
-static void rng_seed(void)
-{
-	const char *env = getenv("XTSFS_TEST_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-
-	rng_state = seed;
-	printf("test_cmac: seed %llu (rerun with XTSFS_TEST_SEED=%llu)\n",
-	       (unsigned long long)seed, (unsigned long long)seed);
-}
 
 /*
  * NIST SP 800-38B (May 2005), Appendix D.3 "AES-256": the key, the
@@ -158,25 +65,25 @@ static void test_vectors(void)
 {
 	struct aes_cmac_key k;
 	uint8_t key[32], k1[16], k2[16], msg[64], want[16], mac[16], buf[64];
-	int before = failures;
+	int before = test_failures;
 
-	if (unhex(key, d3_key) != 32 || unhex(k1, d3_k1) != 16 ||
-	    unhex(k2, d3_k2) != 16 || unhex(msg, d3_msg) != 64)
+	if (test_unhex(key, d3_key) != 32 || test_unhex(k1, d3_k1) != 16 ||
+	    test_unhex(k2, d3_k2) != 16 || test_unhex(msg, d3_msg) != 64)
 		abort();
 
 	aes_cmac_setkey(&k, key);
-	expect_bytes("SP 800-38B D.3 subkey K1", k.k1, k1, 16);
-	expect_bytes("SP 800-38B D.3 subkey K2", k.k2, k2, 16);
+	test_memeq("SP 800-38B D.3 subkey K1", k.k1, k1, 16);
+	test_memeq("SP 800-38B D.3 subkey K2", k.k2, k2, 16);
 
 	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
 		const struct cmac_vector *tv = &vectors[v];
 		char what[128];
 
-		if (unhex(want, tv->tag) != 16)
+		if (test_unhex(want, tv->tag) != 16)
 			abort();
 		memset(mac, 0x5a, sizeof(mac));
 		aes_cmac(&k, mac, tv->mlen ? msg : NULL, tv->mlen);
-		expect_bytes(tv->name, mac, want, 16);
+		test_memeq(tv->name, mac, want, 16);
 
 		/* the tag may overwrite the start of its own message */
 		if (tv->mlen >= 16) {
@@ -184,7 +91,7 @@ static void test_vectors(void)
 			aes_cmac(&k, buf, buf, tv->mlen);
 			snprintf(what, sizeof(what), "%s, mac == msg",
 				 tv->name);
-			expect_bytes(what, buf, want, 16);
+			test_memeq(what, buf, want, 16);
 		}
 		printf("%s: checked\n", tv->name);
 	}
@@ -197,7 +104,7 @@ static void test_vectors(void)
 		      "aes_cmac_wipe left key bytes behind");
 	}
 	printf("vectors, subkeys and wipe: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /*
@@ -211,11 +118,11 @@ static void test_random(void)
 	static uint8_t msg[300], buf[300];
 	struct aes_cmac_key k;
 	uint8_t key[32], mac[16], mac2[16];
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 
-	for (int i = 0; i < 300 && failures == before; i++, runs++) {
-		size_t len = 1 + (size_t)(rng_next() % 300);
+	for (int i = 0; i < 300 && test_failures == before; i++, runs++) {
+		size_t len = 1 + (size_t)rng_below(300);
 		size_t bit = (size_t)(rng_next() % (8 * len));
 		char what[64];
 
@@ -228,7 +135,7 @@ static void test_random(void)
 			aes_cmac(&k, buf, buf, len);
 			snprintf(what, sizeof(what), "len %zu, mac == msg",
 				 len);
-			expect_bytes(what, buf, mac, 16);
+			test_memeq(what, buf, mac, 16);
 		}
 		msg[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		aes_cmac(&k, mac2, msg, len);
@@ -238,7 +145,7 @@ static void test_random(void)
 	}
 	aes_cmac_wipe(&k);
 	printf("random in-place and bit-flip checks: %u runs %s\n", runs,
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 #if HAVE_OPENSSL
@@ -272,14 +179,14 @@ static void test_openssl(void)
 	static uint8_t msg[300 + 16];
 	struct aes_cmac_key k;
 	uint8_t key[32], ours[16], theirs[16];
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 
 	/* every length 0..300 three times, at a random misalignment */
-	for (int round = 0; round < 3 && failures == before; round++) {
-		for (size_t len = 0; len <= 300 && failures == before;
+	for (int round = 0; round < 3 && test_failures == before; round++) {
+		for (size_t len = 0; len <= 300 && test_failures == before;
 		     len++) {
-			size_t off = (size_t)(rng_next() % 16);
+			size_t off = (size_t)rng_below(16);
 			char what[64];
 
 			rng_bytes(key, sizeof(key));
@@ -290,19 +197,19 @@ static void test_openssl(void)
 			aes_cmac(&k, ours, msg + off, len);
 			CHECK(ossl_cmac(theirs, key, msg + off, len) == 0,
 			      "%s: OpenSSL CMAC failed", what);
-			expect_bytes(what, ours, theirs, 16);
+			test_memeq(what, ours, theirs, 16);
 			runs++;
 		}
 	}
 	aes_cmac_wipe(&k);
 	printf("OpenSSL EVP_MAC CMAC(AES-256-CBC) differential: %u runs %s\n",
-	       runs, failures == before ? "ok" : "FAILED");
+	       runs, test_failures == before ? "ok" : "FAILED");
 }
 #endif
 
 int main(void)
 {
-	rng_seed();
+	rng_seed("test_cmac");
 	test_vectors();
 	test_random();
 #if HAVE_OPENSSL
@@ -310,8 +217,8 @@ int main(void)
 #else
 	printf("OpenSSL differential: skipped (built without OpenSSL)\n");
 #endif
-	if (failures) {
-		printf("test_cmac: %d FAILED\n", failures);
+	if (test_failures) {
+		printf("test_cmac: %d FAILED\n", test_failures);
 		return 1;
 	}
 	printf("test_cmac: all passed\n");

@@ -9,11 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "crc32c.h"
-
-static int failures;
+#include "testutil.h"
 
 static void expect_crc(const char *what, uint32_t got, uint32_t want)
 {
@@ -21,31 +19,9 @@ static void expect_crc(const char *what, uint32_t got, uint32_t want)
 		printf("%s: 0x%08x ok\n", what, got);
 		return;
 	}
-	failures++;
+	test_failures++;
 	fprintf(stderr, "FAIL %s\n  got  0x%08x\n  want 0x%08x\n", what, got,
 		want);
-}
-
-/* splitmix64: reproducible; the seed is printed so a failure can rerun. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(void)
-{
-	const char *env = getenv("XTSFS_TEST_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-
-	rng_state = seed;
-	printf("test_crc32c: seed %llu (rerun with XTSFS_TEST_SEED=%llu)\n",
-	       (unsigned long long)seed, (unsigned long long)seed);
 }
 
 /* The definition, one bit at a time: independent of the table. */
@@ -113,13 +89,12 @@ static void test_vectors(void)
 static void test_random(void)
 {
 	static uint8_t buf[4096 + 8];
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (uint8_t)rng_next();
+	rng_bytes(buf, sizeof(buf));
 	/* every single byte value: each table entry on its own */
-	for (unsigned b = 0; b < 256 && failures == before; b++, runs++) {
+	for (unsigned b = 0; b < 256 && test_failures == before; b++, runs++) {
 		uint8_t one = (uint8_t)b;
 		char what[48];
 
@@ -128,9 +103,9 @@ static void test_random(void)
 			expect_crc(what, crc32c(&one, 1),
 				   crc32c_bitwise(&one, 1));
 	}
-	for (int i = 0; i < 2000 && failures == before; i++, runs++) {
-		size_t off = (size_t)(rng_next() % 8);
-		size_t len = (size_t)(rng_next() % 4097);
+	for (int i = 0; i < 2000 && test_failures == before; i++, runs++) {
+		size_t off = (size_t)rng_below(8);
+		size_t len = (size_t)rng_below(4097);
 		uint32_t got = crc32c(buf + off, len);
 		uint32_t want = crc32c_bitwise(buf + off, len);
 
@@ -143,16 +118,16 @@ static void test_random(void)
 		}
 	}
 	printf("table vs bitwise definition: %u runs %s\n", runs,
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 int main(void)
 {
-	rng_seed();
+	rng_seed("test_crc32c");
 	test_vectors();
 	test_random();
-	if (failures) {
-		printf("test_crc32c: %d FAILED\n", failures);
+	if (test_failures) {
+		printf("test_crc32c: %d FAILED\n", test_failures);
 		return 1;
 	}
 	printf("test_crc32c: all passed\n");

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "keywrap.h"
+#include "testutil.h"
 
 #if HAVE_OPENSSL
 #include <openssl/err.h>
@@ -23,114 +23,6 @@
 #endif
 
 #define MAXBUF (AES_KW_MAX_LEN + 2 * AES_KW_OVERHEAD)
-
-static int failures;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			failures++;                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,       \
-				__LINE__, #cond);                           \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-		}                                                           \
-	} while (0)
-
-static void hexdump(const char *label, const uint8_t *p, size_t len)
-{
-	fprintf(stderr, "  %s:", label);
-	for (size_t i = 0; i < len && i < 64; i++)
-		fprintf(stderr, "%s%02x", i % 8 ? "" : " ", p[i]);
-	fprintf(stderr, "%s\n", len > 64 ? " ..." : "");
-}
-
-/* On a mismatch, count it and print got/want from the first difference. */
-static int expect_bytes(const char *what, const uint8_t *got,
-			const uint8_t *want, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if (got[i] != want[i]) {
-			size_t from = i & ~(size_t)7;
-
-			failures++;
-			fprintf(stderr, "FAIL %s: first difference at byte "
-				"%zu of %zu\n", what, i, len);
-			hexdump("got ", got + from, len - from);
-			hexdump("want", want + from, len - from);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-static int all_zero(const uint8_t *p, size_t len)
-{
-	uint8_t acc = 0;
-
-	for (size_t i = 0; i < len; i++)
-		acc |= p[i];
-	return acc == 0;
-}
-
-/* Hex as printed in the RFC (spaces allowed) to bytes; returns the count. */
-static size_t unhex(uint8_t *out, const char *hex)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex == ' ')
-			continue;
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else if (*hex >= 'A' && *hex <= 'F')
-			v = *hex - 'A' + 10;
-		else
-			abort(); /* a typo in a vector below */
-		if (hi < 0) {
-			hi = v;
-		} else {
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	if (hi >= 0)
-		abort();
-	return n;
-}
-
-/* splitmix64: reproducible; the seed is printed so a failure can rerun. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_bytes(uint8_t *p, size_t len)
-{
-	while (len--)
-		*p++ = (uint8_t)rng_next();
-}
-
-static void rng_seed(void)
-{
-	const char *env = getenv("XTSFS_TEST_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-
-	rng_state = seed;
-	printf("test_keywrap: seed %llu (rerun with XTSFS_TEST_SEED=%llu)\n",
-	       (unsigned long long)seed, (unsigned long long)seed);
-}
 
 /*
  * RFC 3394 (J. Schaad, R. Housley, September 2002), section 4, the three
@@ -178,9 +70,9 @@ static void test_vectors(void)
 	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
 		const struct kw_vector *tv = &vectors[v];
 		uint8_t kek[32], data[64], wrapped[72], buf[72];
-		size_t klen = unhex(kek, tv->kek);
-		size_t dlen = unhex(data, tv->data);
-		size_t wlen = unhex(wrapped, tv->wrapped);
+		size_t klen = test_unhex(kek, tv->kek);
+		size_t dlen = test_unhex(data, tv->data);
+		size_t wlen = test_unhex(wrapped, tv->wrapped);
 		char what[128];
 
 		if (klen != 32 || wlen != dlen + 8) {
@@ -191,21 +83,21 @@ static void test_vectors(void)
 		snprintf(what, sizeof(what), "%s wrap", tv->name);
 		memset(buf, 0x5a, sizeof(buf));
 		CHECK(aes_kw_wrap(buf, data, dlen, kek) == 0, "%s", what);
-		expect_bytes(what, buf, wrapped, wlen);
+		test_memeq(what, buf, wrapped, wlen);
 
 		snprintf(what, sizeof(what), "%s unwrap", tv->name);
 		memset(buf, 0x5a, sizeof(buf));
 		CHECK(aes_kw_unwrap(buf, wrapped, wlen, kek) == 0, "%s", what);
-		expect_bytes(what, buf, data, dlen);
+		test_memeq(what, buf, data, dlen);
 
 		/* in place: the documented overlap case */
 		snprintf(what, sizeof(what), "%s wrap in place", tv->name);
 		memcpy(buf, data, dlen);
 		CHECK(aes_kw_wrap(buf, buf, dlen, kek) == 0, "%s", what);
-		expect_bytes(what, buf, wrapped, wlen);
+		test_memeq(what, buf, wrapped, wlen);
 		snprintf(what, sizeof(what), "%s unwrap in place", tv->name);
 		CHECK(aes_kw_unwrap(buf, buf, wlen, kek) == 0, "%s", what);
-		expect_bytes(what, buf, data, dlen);
+		test_memeq(what, buf, data, dlen);
 		printf("%s: checked\n", tv->name);
 	}
 }
@@ -218,7 +110,7 @@ static void test_vectors(void)
  */
 static void test_tamper(void)
 {
-	int before = failures;
+	int before = test_failures;
 	size_t cases = 0;
 
 	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
@@ -226,9 +118,9 @@ static void test_tamper(void)
 		uint8_t kek[32], data[64], wrapped[72], bad[72], out[64];
 		size_t dlen, wlen;
 
-		unhex(kek, tv->kek);
-		dlen = unhex(data, tv->data);
-		wlen = unhex(wrapped, tv->wrapped);
+		test_unhex(kek, tv->kek);
+		dlen = test_unhex(data, tv->data);
+		wlen = test_unhex(wrapped, tv->wrapped);
 
 		for (size_t i = 0; i < wlen; i++) {
 			int rc;
@@ -239,7 +131,7 @@ static void test_tamper(void)
 			rc = aes_kw_unwrap(out, bad, wlen, kek);
 			CHECK(rc == -EBADMSG, "%s: byte %zu flipped: rc %d",
 			      tv->name, i, rc);
-			CHECK(all_zero(out, dlen),
+			CHECK(test_all_zero(out, dlen),
 			      "%s: byte %zu flipped: output not wiped",
 			      tv->name, i);
 			cases++;
@@ -252,7 +144,7 @@ static void test_tamper(void)
 			rc = aes_kw_unwrap(out, wrapped, wlen, kek);
 			CHECK(rc == -EBADMSG, "%s: KEK bit %zu flipped: rc %d",
 			      tv->name, bit, rc);
-			CHECK(all_zero(out, dlen),
+			CHECK(test_all_zero(out, dlen),
 			      "%s: KEK bit %zu flipped: output not wiped",
 			      tv->name, bit);
 			kek[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -260,7 +152,7 @@ static void test_tamper(void)
 		}
 	}
 	printf("tampering: %zu cases %s\n", cases,
-	       failures == before ? "all rejected and wiped" : "FAILED");
+	       test_failures == before ? "all rejected and wiped" : "FAILED");
 }
 
 /* Bad lengths and NULLs: -EINVAL and the output buffer left untouched. */
@@ -276,7 +168,7 @@ static void test_bad_args(void)
 	};
 	static uint8_t src[MAXBUF], dst[MAXBUF], ref[MAXBUF];
 	uint8_t kek[32];
-	int before = failures;
+	int before = test_failures;
 	int rc;
 
 	memset(kek, 0x42, sizeof(kek));
@@ -316,9 +208,10 @@ static void test_bad_args(void)
 		      len);
 		CHECK(aes_kw_unwrap(ref, dst, len + 8, kek) == 0,
 		      "unwrap len %zu", len + 8);
-		expect_bytes("edge length round trip", ref, src, len);
+		test_memeq("edge length round trip", ref, src, len);
 	}
-	printf("bad arguments: %s\n", failures == before ? "ok" : "FAILED");
+	printf("bad arguments: %s\n",
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 #if HAVE_OPENSSL
@@ -351,7 +244,7 @@ static int diff_one(size_t len)
 		back[MAXBUF];
 	uint8_t kek[32];
 	char what[96];
-	int before = failures;
+	int before = test_failures;
 	int n;
 
 	rng_bytes(kek, sizeof(kek));
@@ -361,40 +254,40 @@ static int diff_one(size_t len)
 	CHECK(aes_kw_wrap(ours, data, len, kek) == 0, "%s", what);
 	n = ossl_kw(1, theirs, data, len, kek);
 	CHECK(n == (int)(len + 8), "%s: OpenSSL wrap gave %d", what, n);
-	expect_bytes(what, ours, theirs, len + 8);
+	test_memeq(what, ours, theirs, len + 8);
 
 	n = ossl_kw(0, back, ours, len + 8, kek);
 	CHECK(n == (int)len, "%s: OpenSSL unwrap gave %d", what, n);
-	expect_bytes("OpenSSL unwrap of ours", back, data, len);
+	test_memeq("OpenSSL unwrap of ours", back, data, len);
 
 	memset(back, 0, len);
 	CHECK(aes_kw_unwrap(back, theirs, len + 8, kek) == 0,
 	      "%s: unwrap of OpenSSL's", what);
-	expect_bytes("our unwrap of OpenSSL's", back, data, len);
-	return failures == before;
+	test_memeq("our unwrap of OpenSSL's", back, data, len);
+	return test_failures == before;
 }
 
 static void test_openssl(void)
 {
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 
 	/* every length 16..512 four times, random ones, then the maximum */
-	for (int round = 0; round < 4 && failures == before; round++)
+	for (int round = 0; round < 4 && test_failures == before; round++)
 		for (size_t len = 16; len <= 512 && diff_one(len); len += 8)
 			runs++;
-	for (int i = 0; i < 200 && failures == before; i++, runs++)
-		diff_one(16 + 8 * (size_t)(rng_next() % 63));
-	if (failures == before && diff_one(AES_KW_MAX_LEN))
+	for (int i = 0; i < 200 && test_failures == before; i++, runs++)
+		diff_one(16 + 8 * (size_t)rng_below(63));
+	if (test_failures == before && diff_one(AES_KW_MAX_LEN))
 		runs++;
 	printf("OpenSSL EVP_aes_256_wrap differential: %u runs %s\n", runs,
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 #endif
 
 int main(void)
 {
-	rng_seed();
+	rng_seed("test_keywrap");
 	test_vectors();
 	test_tamper();
 	test_bad_args();
@@ -403,8 +296,8 @@ int main(void)
 #else
 	printf("OpenSSL differential: skipped (built without OpenSSL)\n");
 #endif
-	if (failures) {
-		printf("test_keywrap: %d FAILED\n", failures);
+	if (test_failures) {
+		printf("test_keywrap: %d FAILED\n", test_failures);
 		return 1;
 	}
 	printf("test_keywrap: all passed\n");

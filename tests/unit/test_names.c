@@ -16,83 +16,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "names.h"
 #include "siv.h"
+#include "testutil.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			failures++;                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,       \
-				__LINE__, #cond);                           \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-		}                                                           \
-	} while (0)
-
-static void hexdump(const char *label, const uint8_t *p, size_t len)
+/* Got @glen bytes, want @wlen: the lengths must agree, then the bytes. */
+static void expect_bytes(const char *what, const void *got, size_t glen,
+			 const void *want, size_t wlen)
 {
-	fprintf(stderr, "  %s:", label);
-	for (size_t i = 0; i < len && i < 96; i++)
-		fprintf(stderr, "%s%02x", i % 16 ? "" : " ", p[i]);
-	fprintf(stderr, "%s\n", len > 96 ? " ..." : "");
-}
-
-/* On a mismatch, count it and print got/want in hex. */
-static int expect_bytes(const char *what, const void *got, size_t glen,
-			const void *want, size_t wlen)
-{
-	if (glen == wlen && !memcmp(got, want, wlen))
-		return 1;
-	failures++;
-	fprintf(stderr, "FAIL %s (got %zu bytes, want %zu)\n", what, glen,
-		wlen);
-	hexdump("got ", got, glen);
-	hexdump("want", want, wlen);
-	return 0;
-}
-
-static bool all_zero(const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
-/* splitmix64: reproducible; the seed is printed so a failure can rerun. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_bytes(uint8_t *p, size_t len)
-{
-	while (len--)
-		*p++ = (uint8_t)rng_next();
-}
-
-static void rng_seed(void)
-{
-	const char *env = getenv("XTSFS_TEST_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-
-	rng_state = seed;
-	printf("test_names: seed %llu (rerun with XTSFS_TEST_SEED=%llu)\n",
-	       (unsigned long long)seed, (unsigned long long)seed);
+	CHECK(glen == wlen, "%s: got %zu bytes, want %zu", what, glen, wlen);
+	if (glen != wlen) {
+		test_hexdump("got ", got, glen);
+		test_hexdump("want", want, wlen);
+		return;
+	}
+	test_memeq(what, got, want, wlen);
 }
 
 /* bytes 1..255 except '/' (and, if @name, not "." or ".."): legal */
@@ -205,7 +145,7 @@ static void test_b64(void)
 	uint8_t buf[300], raw[256];
 	char txt[400];
 	size_t n, outlen;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
 		char what[64];
@@ -233,7 +173,7 @@ static void test_b64(void)
 	for (int i = 0; i < 256; i++)
 		raw[i] = (uint8_t)i;
 	for (int r = 0; r < 300; r++) {
-		size_t len = r ? (size_t)(rng_next() % 256) : 256;
+		size_t len = r ? (size_t)rng_below(256) : 256;
 
 		if (r)
 			rng_bytes(raw, len);
@@ -256,7 +196,7 @@ static void test_b64(void)
 	ret = names_b64_decode(buf, 6, "Zm9vYmFy", 8, &outlen);
 	CHECK(ret == 0 && outlen == 6, "6 bytes into 6: %d", ret);
 
-	printf("base64url: %s\n", failures == before ? "ok" : "FAILED");
+	printf("base64url: %s\n", test_failures == before ? "ok" : "FAILED");
 }
 
 /* ---- names -------------------------------------------------------- */
@@ -275,7 +215,7 @@ static void test_roundtrip(void)
 	uint8_t dirid[16], dirid2[16], raw[16 + 256];
 	size_t outlen, rawlen, nlong = 0;
 	bool is_long, is_long2;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	for (size_t len = 1; len <= 255; len++) {
 		size_t want = stored_len(len), n;
@@ -337,7 +277,7 @@ static void test_roundtrip(void)
 
 		/* another dirid (one bit off): unrelated, and wrong there */
 		memcpy(dirid2, dirid, 16);
-		dirid2[rng_next() % 16] ^= (uint8_t)(1u << (rng_next() % 8));
+		dirid2[rng_below(16)] ^= (uint8_t)(1u << rng_below(8));
 		ret = names_encrypt(ctx, dirid2, name, len, stored2, full2,
 				    &is_long2);
 		CHECK(ret == 0 && strcmp(full, full2),
@@ -347,12 +287,12 @@ static void test_roundtrip(void)
 		ret = names_decrypt(ctx, dirid2, full, n, out, &outlen);
 		CHECK(ret == -EBADMSG, "len %zu: decrypts under the wrong "
 		      "dirid (%d)", len, ret);
-		CHECK(all_zero(out, sizeof(out)) && outlen == 0,
+		CHECK(test_all_zero(out, sizeof(out)) && outlen == 0,
 		      "len %zu: wrong dirid: output not wiped", len);
 	}
 	CHECK(nlong == 255 - 160, "%zu long names, want 95 (161..255)", nlong);
 	printf("names 1..255 round trip, lengths, determinism, dirids: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /*
@@ -389,7 +329,7 @@ static void test_boundary(void)
 	uint8_t dirid[16] = { 0 }; /* the root */
 	size_t outlen;
 	bool is_long;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
 		memset(name, 'a' + (int)(i % 26), b[i].len);
@@ -407,7 +347,7 @@ static void test_boundary(void)
 		      "len %zu: round trip %d", b[i].len, ret);
 	}
 	printf("inline/long boundary 160/161: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /*
@@ -437,7 +377,7 @@ static void test_prefixes(void)
 	uint8_t key[64], dirid[16];
 	struct names_ctx *fixed;
 	bool is_long;
-	int before = failures;
+	int before = test_failures;
 
 	for (int i = 0; i < 64; i++)
 		key[i] = (uint8_t)(0x40 + i);
@@ -467,7 +407,8 @@ static void test_prefixes(void)
 	      "long names %s and %s share a prefix", stored[0], stored[1]);
 	names_ctx_free(fixed);
 	names_ctx_free(NULL);
-	printf("common prefixes: %s\n", failures == before ? "ok" : "FAILED");
+	printf("common prefixes: %s\n",
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 static void test_illegal(void)
@@ -494,7 +435,7 @@ static void test_illegal(void)
 	uint8_t dirid[16];
 	size_t outlen;
 	bool is_long;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	rng_bytes(dirid, sizeof(dirid));
 	for (size_t i = 0; i < sizeof(ill) / sizeof(ill[0]); i++) {
@@ -520,7 +461,8 @@ static void test_illegal(void)
 		CHECK(ret == 0 && !strcmp(out, legal[i]),
 		      "legal name \"%s\": round trip %d", legal[i], ret);
 	}
-	printf("illegal names: %s\n", failures == before ? "ok" : "FAILED");
+	printf("illegal names: %s\n",
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /* names_decrypt() must fail with -EBADMSG and leave @out zeroed */
@@ -535,7 +477,7 @@ static void expect_bad_name(const char *what, const uint8_t dirid[16],
 	ret = names_decrypt(ctx, dirid, stored, len, out, &outlen);
 	CHECK(ret == -EBADMSG, "%s: \"%.*s\" gave %d", what,
 	      (int)(len > 40 ? 40 : len), stored, ret);
-	CHECK(all_zero(out, sizeof(out)) && outlen == 0,
+	CHECK(test_all_zero(out, sizeof(out)) && outlen == 0,
 	      "%s: output not wiped", what);
 }
 
@@ -547,7 +489,7 @@ static void test_bad_names(void)
 	struct siv_ad ad;
 	size_t n, outlen;
 	bool is_long;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	rng_bytes(dirid, sizeof(dirid));
 	ad.p = dirid;
@@ -556,12 +498,12 @@ static void test_bad_names(void)
 	/* garbage: random base64url text of every length up to 400 */
 	for (size_t len = 0; len <= 400; len++) {
 		for (size_t i = 0; i < len; i++)
-			txt[i] = b64_alphabet[rng_next() % 64];
+			txt[i] = b64_alphabet[rng_below(64)];
 		expect_bad_name("random base64url", dirid, txt, len);
 	}
 	/* garbage: random bytes */
 	for (int r = 0; r < 200; r++) {
-		size_t len = (size_t)(rng_next() % 400);
+		size_t len = (size_t)rng_below(400);
 
 		rng_bytes((uint8_t *)txt, len);
 		expect_bad_name("random bytes", dirid, txt, len);
@@ -577,7 +519,7 @@ static void test_bad_names(void)
 
 		memcpy(txt, full, n);
 		do
-			c = b64_alphabet[rng_next() % 64];
+			c = b64_alphabet[rng_below(64)];
 		while (c == full[i]);
 		txt[i] = c;
 		expect_bad_name("one character changed", dirid, txt, n);
@@ -653,7 +595,8 @@ static void test_bad_names(void)
 	craft(txt, &ad, pt, 16);
 	expect_bad_name("a stored target as a name", dirid, txt, strlen(txt));
 
-	printf("bad stored names: %s\n", failures == before ? "ok" : "FAILED");
+	printf("bad stored names: %s\n",
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /* ---- symlink targets ---------------------------------------------- */
@@ -668,7 +611,7 @@ static void test_targets(void)
 	char v64[32], nout[256];
 	size_t outlen, rawlen, nlong = 0;
 	bool is_long, is_long2;
-	int before = failures, ret;
+	int before = test_failures, ret;
 
 	for (size_t len = 1; len <= 4095; len++) {
 		size_t want = stored_len(len), n;
@@ -718,9 +661,10 @@ static void test_targets(void)
 			      "target len %zu: not deterministic", len);
 			/* tampered */
 			memcpy(txt, full, n);
-			txt[rng_next() % n] ^= 1;
+			txt[rng_below(n)] ^= 1;
 			ret = names_decrypt_target(ctx, txt, n, out, &outlen);
-			CHECK(ret == -EBADMSG && all_zero(out, sizeof(out)),
+			CHECK(ret == -EBADMSG &&
+				      test_all_zero(out, sizeof(out)),
 			      "target len %zu: tampered gave %d", len, ret);
 		}
 	}
@@ -791,7 +735,7 @@ static void test_targets(void)
 		      ret);
 	}
 	printf("symlink targets 1..4095, boundary 3040/3041: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /* ---- predicates --------------------------------------------------- */
@@ -826,7 +770,7 @@ static void test_predicates(void)
 		  false },
 	};
 	char side[NAMES_STORED_MAX + 1];
-	int before = failures;
+	int before = test_failures;
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
 		CHECK(names_is_internal(p[i].s) == p[i].internal,
@@ -845,14 +789,14 @@ static void test_predicates(void)
 		      names_is_internal(NAMES_DIRID_FILE),
 	      "NAMES_DIRID_FILE");
 	printf("internal-name predicates: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 int main(void)
 {
 	int ret;
 
-	rng_seed();
+	rng_seed("test_names");
 	rng_bytes(test_key, sizeof(test_key));
 	ret = names_ctx_new(&ctx, test_key);
 	if (ret) {
@@ -868,8 +812,8 @@ int main(void)
 	test_targets();
 	test_predicates();
 	names_ctx_free(ctx);
-	if (failures) {
-		printf("test_names: %d FAILED\n", failures);
+	if (test_failures) {
+		printf("test_names: %d FAILED\n", test_failures);
 		return 1;
 	}
 	printf("test_names: all passed\n");

@@ -17,117 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "siv.h"
+#include "testutil.h"
 
 #if HAVE_OPENSSL
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #endif
-
-static int failures;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			failures++;                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,       \
-				__LINE__, #cond);                           \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-		}                                                           \
-	} while (0)
-
-static void hexdump(const char *label, const uint8_t *p, size_t len)
-{
-	fprintf(stderr, "  %s:", label);
-	for (size_t i = 0; i < len && i < 96; i++)
-		fprintf(stderr, "%s%02x", i % 16 ? "" : " ", p[i]);
-	fprintf(stderr, "%s\n", len > 96 ? " ..." : "");
-}
-
-/* On a mismatch, count it and print got/want. */
-static int expect_bytes(const char *what, const uint8_t *got,
-			const uint8_t *want, size_t len)
-{
-	if (!memcmp(got, want, len))
-		return 1;
-	failures++;
-	fprintf(stderr, "FAIL %s\n", what);
-	hexdump("got ", got, len);
-	hexdump("want", want, len);
-	return 0;
-}
-
-static int all_zero(const uint8_t *p, size_t len)
-{
-	uint8_t acc = 0;
-
-	for (size_t i = 0; i < len; i++)
-		acc |= p[i];
-	return acc == 0;
-}
-
-/* Hex as printed in the source (spaces allowed) to bytes; the count. */
-static size_t unhex(uint8_t *out, const char *hex)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex == ' ')
-			continue;
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else if (*hex >= 'A' && *hex <= 'F')
-			v = *hex - 'A' + 10;
-		else
-			abort(); /* a typo in a vector below */
-		if (hi < 0) {
-			hi = v;
-		} else {
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	if (hi >= 0)
-		abort();
-	return n;
-}
-
-/* splitmix64: reproducible; the seed is printed so a failure can rerun. */
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void rng_bytes(uint8_t *p, size_t len)
-{
-	while (len--)
-		*p++ = (uint8_t)rng_next();
-}
-
-static void rng_seed(void)
-{
-	const char *env = getenv("XTSFS_TEST_SEED");
-	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
-
-	rng_state = seed;
-	printf("test_siv: seed %llu (rerun with XTSFS_TEST_SEED=%llu)\n",
-	       (unsigned long long)seed, (unsigned long long)seed);
-}
 
 /*
  * Published AES-SIV vectors with 512-bit keys (K1 = CMAC half first).
@@ -297,7 +195,7 @@ static void test_vectors(void)
 	uint8_t key[64], adbuf[3][64], msg[128], ct[160], out[160];
 	struct siv_ad ad[3];
 	struct aes_siv_key k;
-	int before = failures;
+	int before = test_failures;
 
 	for (size_t v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++) {
 		const struct siv_vector *tv = &vectors[v];
@@ -305,14 +203,14 @@ static void test_vectors(void)
 		char what[160];
 		int ret;
 
-		if (unhex(key, tv->key) != 64)
+		if (test_unhex(key, tv->key) != 64)
 			abort();
 		for (; nad < 3 && tv->ad[nad]; nad++) {
 			ad[nad].p = adbuf[nad];
-			ad[nad].len = unhex(adbuf[nad], tv->ad[nad]);
+			ad[nad].len = test_unhex(adbuf[nad], tv->ad[nad]);
 		}
-		mlen = unhex(msg, tv->msg);
-		clen = unhex(ct, tv->ct);
+		mlen = test_unhex(msg, tv->msg);
+		clen = test_unhex(ct, tv->ct);
 		if (clen != mlen + 16)
 			abort();
 		aes_siv_setkey(&k, key);
@@ -321,19 +219,19 @@ static void test_vectors(void)
 			memset(out, 0x5a, sizeof(out));
 			aes_siv_encrypt(&k, out, msg, mlen, ad, nad);
 			snprintf(what, sizeof(what), "%s: encrypt", tv->name);
-			expect_bytes(what, out, ct, clen);
+			test_memeq(what, out, ct, clen);
 			memset(out, 0x5a, sizeof(out));
 			ret = aes_siv_decrypt(&k, out, ct, clen, ad, nad);
 			CHECK(ret == 0, "%s: decrypt returned %d", tv->name,
 			      ret);
 			snprintf(what, sizeof(what), "%s: decrypt", tv->name);
-			expect_bytes(what, out, msg, mlen);
+			test_memeq(what, out, msg, mlen);
 		} else {
 			memset(out, 0x5a, sizeof(out));
 			ret = aes_siv_decrypt(&k, out, ct, clen, ad, nad);
 			CHECK(ret == -EBADMSG, "%s: decrypt returned %d",
 			      tv->name, ret);
-			CHECK(all_zero(out, mlen), "%s: output not wiped",
+			CHECK(test_all_zero(out, mlen), "%s: output not wiped",
 			      tv->name);
 		}
 		printf("%s: checked\n", tv->name);
@@ -346,7 +244,7 @@ static void test_vectors(void)
 		      "aes_siv_wipe left key bytes behind");
 	}
 	printf("published vectors and wipe: %s\n",
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 /*
@@ -362,7 +260,7 @@ static void test_tamper(void)
 	uint8_t key[64], adbuf[4][40], v0[16];
 	struct siv_ad ad[4];
 	struct aes_siv_key k;
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 	int ret;
 
@@ -386,7 +284,7 @@ static void test_tamper(void)
 
 		/* every byte of V || C, XORed with a random non-zero value */
 		for (size_t i = 0; i < len + 16; i++) {
-			uint8_t x = (uint8_t)(1 + rng_next() % 255);
+			uint8_t x = (uint8_t)(1 + rng_below(255));
 
 			memcpy(bad, ct, len + 16);
 			bad[i] ^= x;
@@ -396,7 +294,7 @@ static void test_tamper(void)
 			CHECK(ret == -EBADMSG,
 			      "len %zu: byte %zu ^ %02x accepted (%d)", len, i,
 			      x, ret);
-			CHECK(all_zero(out, len),
+			CHECK(test_all_zero(out, len),
 			      "len %zu: byte %zu: output not wiped", len, i);
 			runs++;
 		}
@@ -441,7 +339,7 @@ static void test_tamper(void)
 		memset(out, 0xa5, sizeof(out));
 		ret = aes_siv_decrypt(&k, out, ct, len + 15, ad, nad);
 		CHECK(ret == -EBADMSG, "len %zu: truncation accepted", len);
-		CHECK(len == 0 || all_zero(out, len - 1),
+		CHECK(len == 0 || test_all_zero(out, len - 1),
 		      "len %zu: truncation: output not wiped", len);
 	}
 
@@ -462,7 +360,7 @@ static void test_tamper(void)
 	}
 	aes_siv_wipe(&k);
 	printf("tamper checks: %u byte flips %s\n", runs,
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 
 #if HAVE_OPENSSL
@@ -516,7 +414,7 @@ static void one_openssl(size_t len, size_t nad)
 	rng_bytes(key, sizeof(key));
 	rng_bytes(msg, len);
 	for (size_t i = 0; i < nad; i++) {
-		ad[i].len = 1 + (size_t)(rng_next() % sizeof(adbuf[i]));
+		ad[i].len = 1 + (size_t)rng_below(sizeof(adbuf[i]));
 		rng_bytes(adbuf[i], ad[i].len);
 		ad[i].p = adbuf[i];
 	}
@@ -527,42 +425,42 @@ static void one_openssl(size_t len, size_t nad)
 	/* OpenSSL gives C and the tag apart; ours is V || C */
 	CHECK(ossl_siv(1, key, ad, nad, theirs, theirs + 16, msg, len) == 0,
 	      "%s: OpenSSL encrypt failed", what);
-	expect_bytes(what, ours, theirs, len + 16);
+	test_memeq(what, ours, theirs, len + 16);
 
 	/* each side opens the other's output */
 	ret = aes_siv_decrypt(&k, out, theirs, len + 16, ad, nad);
 	CHECK(ret == 0, "%s: our decrypt of OpenSSL's: %d", what, ret);
-	expect_bytes(what, out, msg, len);
+	test_memeq(what, out, msg, len);
 	CHECK(ossl_siv(0, key, ad, nad, ours, out, ours + 16, len) == 0,
 	      "%s: OpenSSL rejects ours", what);
-	expect_bytes(what, out, msg, len);
+	test_memeq(what, out, msg, len);
 	aes_siv_wipe(&k);
 }
 
 static void test_openssl(void)
 {
-	int before = failures;
+	int before = test_failures;
 	unsigned runs = 0;
 
-	for (size_t len = 1; len <= 300 && failures == before; len++) {
+	for (size_t len = 1; len <= 300 && test_failures == before; len++) {
 		for (size_t nad = 0; nad <= 3; nad++) {
 			one_openssl(len, nad);
 			runs++;
 		}
 	}
 	/* many CTR batches: several AES256_CT_PARALLEL-block passes */
-	for (int i = 0; i < 20 && failures == before; i++, runs++)
-		one_openssl(1 + (size_t)(rng_next() % 5000), (size_t)i % 4);
+	for (int i = 0; i < 20 && test_failures == before; i++, runs++)
+		one_openssl(1 + (size_t)rng_below(5000), (size_t)i % 4);
 	one_openssl(4112, 1);
 	runs++;
 	printf("OpenSSL AES-256-SIV differential: %u runs %s\n", runs,
-	       failures == before ? "ok" : "FAILED");
+	       test_failures == before ? "ok" : "FAILED");
 }
 #endif
 
 int main(void)
 {
-	rng_seed();
+	rng_seed("test_siv");
 	test_vectors();
 	test_tamper();
 #if HAVE_OPENSSL
@@ -570,8 +468,8 @@ int main(void)
 #else
 	printf("OpenSSL differential: skipped (built without OpenSSL)\n");
 #endif
-	if (failures) {
-		printf("test_siv: %d FAILED\n", failures);
+	if (test_failures) {
+		printf("test_siv: %d FAILED\n", test_failures);
 		return 1;
 	}
 	printf("test_siv: all passed\n");

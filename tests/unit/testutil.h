@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * testutil.h - tiny helpers shared by the C unit tests: a checked
- * assertion that reports and counts failures, hex dumps of got/want, and
- * a reproducible PRNG (xoshiro256**) whose seed each test prints.
+ * assertion that reports and counts failures, hex dumps of got/want,
+ * hex vectors to bytes, an all-zero test, and a reproducible PRNG
+ * (xoshiro256**) whose seed each test prints.
  */
 #ifndef XTSFS_TESTUTIL_H
 #define XTSFS_TESTUTIL_H
@@ -55,6 +56,54 @@ test_memeq(const char *what, const uint8_t *got, const uint8_t *want,
 		}
 	}
 	return 1;
+}
+
+/* 1 if all @len bytes at @p are zero (a wiped output, a hole). */
+static inline __attribute__((unused)) int test_all_zero(const void *p,
+							size_t len)
+{
+	const uint8_t *b = p;
+	uint8_t acc = 0;
+
+	for (size_t i = 0; i < len; i++)
+		acc |= b[i];
+	return acc == 0;
+}
+
+/*
+ * Hex as printed in a vector's source (spaces allowed, either case) to
+ * bytes at @out; the count. Anything else, or an odd digit count, is a
+ * typo in the vector: abort().
+ */
+static inline __attribute__((unused)) size_t test_unhex(uint8_t *out,
+							const char *hex)
+{
+	size_t n = 0;
+	int hi = -1;
+
+	for (; *hex; hex++) {
+		int v;
+
+		if (*hex == ' ')
+			continue;
+		if (*hex >= '0' && *hex <= '9')
+			v = *hex - '0';
+		else if (*hex >= 'a' && *hex <= 'f')
+			v = *hex - 'a' + 10;
+		else if (*hex >= 'A' && *hex <= 'F')
+			v = *hex - 'A' + 10;
+		else
+			abort();
+		if (hi < 0) {
+			hi = v;
+		} else {
+			out[n++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	if (hi >= 0)
+		abort();
+	return n;
 }
 
 static uint64_t rng_s[4] __attribute__((unused));
