@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 passed=0
 failed=0
+skipped=0
 log() { printf '\n== %s\n' "$*"; }
 
 # meson_suite BUILDDIR [meson setup options...]
@@ -39,6 +40,7 @@ meson_suite() {
 	ok=$(echo "$out" | awk '/^Ok:/ {print $2}')
 	fail=$(echo "$out" | awk '/^Fail:/ {print $2}')
 	timeout=$(echo "$out" | awk '/^Timeout:/ {print $2}')
+	skip=$(echo "$out" | awk '/^Skipped:/ {print $2}')
 	if [ -z "$ok" ]; then
 		echo "no meson test summary from $dir"
 		failed=$((failed + 1))
@@ -46,6 +48,7 @@ meson_suite() {
 	fi
 	passed=$((passed + ok))
 	failed=$((failed + ${fail:-0} + ${timeout:-0}))
+	skipped=$((skipped + ${skip:-0}))
 }
 
 log "unit tests (build/)"
@@ -64,7 +67,8 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 	bats --tap tests/bats 2>&1 | tee "$tapfile"
 	tap=$(cat "$tapfile")
 	rm -f "$tapfile"
-	bp=$(echo "$tap" | grep -c '^ok ')
+	bp=$(echo "$tap" | grep '^ok ' | grep -vc ' # skip')
+	bs=$(echo "$tap" | grep '^ok ' | grep -c ' # skip')
 	bf=$(echo "$tap" | grep -c '^not ok ')
 	if ! echo "$tap" | grep -q '^1\.\.'; then
 		echo "bats produced no plan"
@@ -72,8 +76,9 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 	fi
 	passed=$((passed + bp))
 	failed=$((failed + bf))
+	skipped=$((skipped + bs))
 fi
 
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
