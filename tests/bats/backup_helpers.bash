@@ -137,10 +137,6 @@ manifest() {
 import hashlib, os, stat, sys
 top = sys.argv[1]
 res = sys.argv[2] if len(sys.argv) > 2 else "ns"
-# "ns-nodirtimes": everything but directory mtimes (see 50-backup.bats,
-# the BUG test on directory times through a reverse view)
-nodirtimes = res.endswith("-nodirtimes")
-res = res.replace("-nodirtimes", "")
 excl = set(sys.argv[3:])
 ents = []
 for dp, dns, fns in os.walk(top):
@@ -171,7 +167,7 @@ for rel in ["."] + ents:
         line += [str(m), "size=%d" % st.st_size, h.hexdigest(),
                  "nlink=%d" % st.st_nlink,
                  "group=" + groups.get((st.st_dev, st.st_ino), rel)]
-    elif not (stat.S_ISDIR(st.st_mode) and nodirtimes):
+    else:
         line += [str(m)]
     print("\t".join(line))
 PY
