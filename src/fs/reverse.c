@@ -469,36 +469,49 @@ static int find_long(struct rfs *fs, struct rinode *dir, const char *n,
 	return err;
 }
 
-/* Walk the whole plaintext tree for a symlink whose long target is @n. */
-static int find_link(struct rfs *fs, int dirfd, const char *n, char *full,
-		     int depth)
+/*
+ * Walk the plaintext tree below @dirfd and call @fn(fs, stored, full, arg)
+ * for every symlink whose target is long (FORMAT 4.4): @stored is its
+ * xtsfs.link.* name, @full the text of that file. A non-zero return from
+ * @fn stops the walk and is returned.
+ */
+typedef int (*link_fn)(struct rfs *fs, const char *stored, const char *full,
+		       void *arg);
+
+static int walk_links(struct rfs *fs, int dirfd, link_fn fn, void *arg,
+		      int depth)
 {
 	int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp;
 	struct dirent *de;
-	int err = -ENOENT;
+	int err = 0;
 
-	if (dfd < 0 || depth > 256)
-		return dfd < 0 ? -errno : -ENOENT;
+	/* a directory we cannot read has no symlinks we can show: skip it */
+	if (dfd < 0 || depth > 256) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
 	dp = fdopendir(dfd);
 	if (!dp) {
 		close(dfd);
 		return -ENOMEM;
 	}
-	while (err == -ENOENT && (de = readdir(dp))) {
+	while (!err && (de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (de->d_type == DT_LNK) {
 			int fd = openat(dirfd, de->d_name, O_PATH | O_NOFOLLOW |
 					O_CLOEXEC);
-			char *s = malloc(NAMES_TARGET_MAX);
+			char *s = malloc(NAMES_TARGET_MAX), *f = malloc(NAMES_TARGET_MAX);
 			bool lg = false;
 			size_t len;
 
-			if (fd >= 0 && s && !view_target(fs, fd, s, full, &lg, &len) &&
-			    lg && !strcmp(s, n))
-				err = 0;
+			if (fd >= 0 && s && f &&
+			    !view_target(fs, fd, s, f, &lg, &len) && lg)
+				err = fn(fs, s, f, arg);
 			free(s);
+			free(f);
 			if (fd >= 0)
 				close(fd);
 		} else if (de->d_type == DT_DIR) {
@@ -506,13 +519,31 @@ static int find_link(struct rfs *fs, int dirfd, const char *n, char *full,
 					 O_NOFOLLOW | O_CLOEXEC);
 
 			if (sub >= 0) {
-				err = find_link(fs, sub, n, full, depth + 1);
+				err = walk_links(fs, sub, fn, arg, depth + 1);
 				close(sub);
 			}
 		}
 	}
 	closedir(dp);
 	return err;
+}
+
+/* For lookup: the long target whose link file is named @arg->name. */
+struct link_want {
+	const char *name;   /* the xtsfs.link.* name looked up */
+	char *full;         /* out: its text (NAMES_TARGET_MAX) */
+};
+
+static int match_link(struct rfs *fs, const char *stored, const char *full,
+		      void *arg)
+{
+	struct link_want *w = arg;
+
+	(void)fs;
+	if (strcmp(stored, w->name))
+		return 0;
+	snprintf(w->full, NAMES_TARGET_MAX, "%s", full);
+	return 1;
 }
 
 static int read_header_file(struct rfs *fs, uint8_t **out, size_t *len,
@@ -588,10 +619,12 @@ static int do_rlookup(struct rfs *fs, struct rinode *dir, const char *n,
 
 		if (!full)
 			return -ENOMEM;
-		err = find_link(fs, fs->root_fd, n, full, 0);
-		if (err) {
+		struct link_want want = { .name = n, .full = full };
+
+		err = walk_links(fs, fs->root_fd, match_link, &want, 0);
+		if (err != 1) {
 			free(full);
-			return err;
+			return err < 0 ? err : -ENOENT;
 		}
 		return virt_entry(fs, R_SIDECAR, 1, str_hash(n), (uint8_t *)full,
 				  strlen(full), mt, e);
@@ -902,56 +935,24 @@ static void rdir_free(struct rdir *d)
 	free(d);
 }
 
-/* Add the long-target files of every symlink below @dirfd to @d (root). */
-static int add_links(struct rfs *fs, int dirfd, struct rdir *d, size_t *cap,
-		     int depth)
+/* For the root listing: one entry per distinct long target. */
+struct link_list {
+	struct rdir *d;     /* the listing */
+	size_t *cap;        /* its capacity */
+};
+
+static int list_link(struct rfs *fs, const char *stored, const char *full,
+		     void *arg)
 {
-	int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dp;
-	struct dirent *de;
-	int err = 0;
+	struct link_list *l = arg;
 
-	if (dfd < 0 || depth > 256)
-		return 0;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
-	while (!err && (de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (de->d_type == DT_LNK) {
-			int fd = openat(dirfd, de->d_name, O_PATH | O_NOFOLLOW |
-					O_CLOEXEC);
-			char *s = malloc(NAMES_TARGET_MAX), *f = malloc(NAMES_TARGET_MAX);
-			bool lg = false, dup = false;
-			size_t len;
-
-			if (fd >= 0 && s && f &&
-			    !view_target(fs, fd, s, f, &lg, &len) && lg) {
-				for (size_t i = 0; i < d->n && !dup; i++)
-					dup = !strcmp(d->e[i].name, s);
-				if (!dup)
-					err = rdir_add(d, cap, s, DT_REG,
-						       mix64(1, str_hash(s)) | (1ull << 63));
-			}
-			free(s);
-			free(f);
-			if (fd >= 0)
-				close(fd);
-		} else if (de->d_type == DT_DIR) {
-			int sub = openat(dirfd, de->d_name, O_PATH | O_DIRECTORY |
-					 O_NOFOLLOW | O_CLOEXEC);
-
-			if (sub >= 0) {
-				err = add_links(fs, sub, d, cap, depth + 1);
-				close(sub);
-			}
-		}
-	}
-	closedir(dp);
-	return err;
+	(void)fs;
+	(void)full;
+	for (size_t i = 0; i < l->d->n; i++)
+		if (!strcmp(l->d->e[i].name, stored))
+			return 0;
+	return rdir_add(l->d, l->cap, stored, DT_REG,
+			mix64(1, str_hash(stored)) | (1ull << 63));
 }
 
 static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
@@ -998,7 +999,11 @@ static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
 		err = rdir_add(d, &cap, VOL_FILE_NAME, DT_REG,
 			       mix64(mix64(R_HEADER, 0), 0) | (1ull << 63));
 		if (!err && fs->names)
-			err = add_links(fs, fs->root_fd, d, &cap, 0);
+		{
+			struct link_list l = { .d = d, .cap = &cap };
+
+			err = walk_links(fs, fs->root_fd, list_link, &l, 0);
+		}
 	}
 	return err;
 }
