@@ -106,12 +106,14 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t off)
 }
 
 /*
- * Per-thread bounce buffer: one allocation per worker thread, reused by
- * every request (no malloc per read or write), freed when the thread ends.
+ * Per-thread buffers: one allocation each per worker thread, reused by
+ * every request (no malloc per read or write), freed when the thread
+ * ends. Buffer 0 is ours (bounce_get); buffer 1 is lent to the caller
+ * (content_reply_buffer) and never used in here.
  */
 struct bounce {
-	uint8_t *p;   /* 64-byte aligned */
-	size_t cap;   /* bytes */
+	uint8_t *p[2]; /* 64-byte aligned */
+	size_t cap[2]; /* bytes */
 };
 
 static pthread_key_t bounce_key;
@@ -121,7 +123,8 @@ static void bounce_free(void *arg)
 {
 	struct bounce *b = arg;
 
-	free(b->p);
+	free(b->p[0]);
+	free(b->p[1]);
 	free(b);
 }
 
@@ -130,7 +133,7 @@ static void bounce_init(void)
 	(void)pthread_key_create(&bounce_key, bounce_free);
 }
 
-static uint8_t *bounce_get(size_t len)
+static uint8_t *tls_buffer(int which, size_t len)
 {
 	struct bounce *b;
 
@@ -143,17 +146,28 @@ static uint8_t *bounce_get(size_t len)
 			return NULL;
 		}
 	}
-	if (b->cap < len) {
+	if (b->cap[which] < len) {
 		size_t cap = len < (1u << 20) + 2 * U ? (1u << 20) + 2 * U : len;
 		void *p;
 
 		if (posix_memalign(&p, 64, cap))
 			return NULL;
-		free(b->p);
-		b->p = p;
-		b->cap = cap;
+		free(b->p[which]);
+		b->p[which] = p;
+		b->cap[which] = cap;
 	}
-	return b->p;
+	return b->p[which];
+}
+
+static uint8_t *bounce_get(size_t len)
+{
+	return tls_buffer(0, len);
+}
+
+/* see content.h */
+uint8_t *content_reply_buffer(size_t len)
+{
+	return tls_buffer(1, len);
 }
 
 /* ---- one unit ----------------------------------------------------------- */

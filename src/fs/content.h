@@ -102,6 +102,13 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
 int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
 
 /*
+ * content_reply_buffer() - a buffer of at least @len bytes, 64-byte
+ * aligned, owned by the calling thread and valid until its next call
+ * there (for a reply: no allocation per request). NULL if out of memory.
+ */
+uint8_t *content_reply_buffer(size_t len);
+
+/*
  * content_encrypt_span() - the stored form of plaintext units
  * [@u0, @u0 + @n) of a file id @id and size @psize, as content_write()
  * would store them: @p holds the plaintext of those units back to back

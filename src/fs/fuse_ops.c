@@ -1261,6 +1261,10 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 	bool same = seen_update(in, fd, true);
 	int err;
 
+	err = bdi_tune_once(&fs->readahead);
+	if (err)
+		xfs_log(fs, LOG_INFO, "readahead window left at the kernel "
+			"default: %s", strerror(-err));
 	/*
 	 * A lower file changed behind our back may be a different file
 	 * altogether (another id): read its header again.
@@ -1408,7 +1412,7 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	buf = malloc(size ? size : 1);
+	buf = content_reply_buffer(size);
 	if (!buf) {
 		pthread_rwlock_unlock(&in->lock);
 		fuse_reply_err(req, ENOMEM);
@@ -1425,7 +1429,6 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	} else {
 		fuse_reply_buf(req, (const char *)buf, (size_t)n);
 	}
-	free(buf);
 }
 
 /*
@@ -1603,7 +1606,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct xfs *fs = xfs_of(req);
 	struct xinode *dir = inode_of(fs, ino);
 	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
-	char *buf = calloc(1, size), *p = buf;
+	char *buf = (char *)content_reply_buffer(size), *p = buf;
 	size_t rem = size;
 	int err = 0;
 
@@ -1697,7 +1700,6 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, -err);
 	else
 		fuse_reply_buf(req, buf, size - rem);
-	free(buf);
 }
 
 static void xfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,

@@ -736,6 +736,7 @@ static void rfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	char path[64];
 	int fd;
 
+	(void)bdi_tune_once(&fs->readahead);
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;

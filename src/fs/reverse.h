@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bdi.h"
 #include "cmac.h"
 #include "names.h"
 #include "xts.h"
@@ -28,6 +29,7 @@ struct rfs {
 	const struct names_ctx *names;  /* names key; NULL: plaintext names */
 	struct aes_cmac_key *idkey;     /* header key: id derivation (locked) */
 	const char *mountpoint;         /* for log lines */
+	struct bdi_tune readahead;      /* applied at the first open */
 	struct rinode *root;            /* FUSE_ROOT_ID */
 	pthread_mutex_t table_lock;     /* protects the table */
 	struct rinode **table;          /* inodes by identity */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bdi.h"
 #include "content.h"
 #include "names.h"
 #include "xts.h"
@@ -41,6 +42,7 @@ struct xfs {
 	double attr_timeout;          /* seconds the kernel may cache attrs */
 	const char *mountpoint;       /* for log lines */
 	const char *cipherdir;        /* for log lines */
+	struct bdi_tune readahead;    /* applied at the first open */
 	struct xinode *root;          /* FUSE_ROOT_ID */
 	pthread_mutex_t table_lock;   /* protects the inode table */
 	struct xinode **table;        /* hash of inodes by (dev, ino) */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bdi.c - raise the readahead window of our own FUSE mount (see bdi.h).
+ */
+#include "bdi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Undo mountinfo's octal escapes (\040 for a space, ...) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* see bdi.h */
+int bdi_find(const char *mountpoint, char *devname, unsigned size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/*
+	 * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SRC SOPTS";
+	 * later lines are mounted later, so the last match is the top one.
+	 */
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *dev, *mnt, *tok;
+		int field = 0;
+
+		dev = mnt = NULL;
+		for (tok = strtok_r(line, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			field++;
+			if (field == 3)
+				dev = tok;
+			else if (field == 5)
+				mnt = tok;
+			else if (field > 6 && !strcmp(tok, "-"))
+				break;
+		}
+		tok = strtok_r(NULL, " \n", &save); /* the type, after "-" */
+		if (!dev || !mnt || !tok || strncmp(tok, "fuse", 4))
+			continue;
+		unescape(mnt);
+		if (strcmp(mnt, mountpoint))
+			continue;
+		if (strlen(dev) >= size) {
+			err = -ENAMETOOLONG;
+			continue;
+		}
+		strcpy(devname, dev);
+		err = 0;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static int write_sysfs(const char *path, unsigned value)
+{
+	char buf[16];
+	int fd, n, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%u\n", value);
+	if (write(fd, buf, (size_t)n) != n)
+		err = -errno;
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	return err;
+}
+
+/* see bdi.h */
+int bdi_tune_once(struct bdi_tune *t)
+{
+	char dev[32], path[96];
+	int expected = 0, err;
+
+	if (!t->read_ahead_kb || !t->mountpoint ||
+	    atomic_load_explicit(&t->state, memory_order_relaxed) != 0 ||
+	    !atomic_compare_exchange_strong(&t->state, &expected, 1))
+		return 0;
+	err = bdi_find(t->mountpoint, dev, sizeof(dev));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+	return write_sysfs(path, t->read_ahead_kb);
+}
