@@ -434,14 +434,15 @@ wait_mounted() {
 	return 1
 }
 
-# kill_tree PID: SIGTERM PID and all its descendants (children first is
-# not needed: each one is signalled before it can be reparented).
+# kill_tree PID: SIGTERM PID, then its descendants (listed before PID is
+# signalled, so none is missed by being reparented).
 kill_tree() {
-	local pid=$1 child
-	for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+	local pid=$1 child children
+	children=$(ps -o pid= --ppid "$pid" 2>/dev/null || true)
+	kill -TERM "$pid" 2>/dev/null || true
+	for child in $children; do
 		kill_tree "$child"
 	done
-	kill -TERM "$pid" 2>/dev/null || true
 }
 
 cleanup() {
