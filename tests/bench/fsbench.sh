@@ -124,7 +124,7 @@ and xtsfs with the same workloads (sequential dd, random 4 KiB fio with 1
 and 2 jobs, tar/find/ls/du/rm/rsync of many small files). Run as root.
 
   --short             tiny sizes for CI (32 MiB files, 500 small files,
-                      1 run, fio 2 s): checks that the script works
+                      1 run, fio 1 s): checks that the script works
   --runs N            repetitions of every workload (default 3; 1 with
                       --short); the table shows median [min-max]
   --systems LIST      comma-separated, from: ${KNOWN_SYSTEMS[*]}
@@ -199,7 +199,7 @@ parse_args() {
 
 set_sizes() {
 	if [ "$SHORT" = 1 ]; then
-		SEQ_MIB=32 FIO_MIB=32 FIO_SECS=2 TREE_FILES=500
+		SEQ_MIB=32 FIO_MIB=32 FIO_SECS=1 TREE_FILES=500
 	else
 		SEQ_MIB=1024 FIO_MIB=256 FIO_SECS=15 TREE_FILES=12000
 	fi
