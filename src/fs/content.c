@@ -108,12 +108,12 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t off)
 /*
  * Per-thread buffers: one allocation each per worker thread, reused by
  * every request (no malloc per read or write), freed when the thread
- * ends. Buffer 0 is ours (bounce_get); buffer 1 is lent to the caller
- * (content_reply_buffer) and never used in here.
+ * ends. Slot 0 is ours (bounce_get); the others are lent to callers
+ * (content_scratch) and never used in here.
  */
 struct bounce {
-	uint8_t *p[2]; /* 64-byte aligned */
-	size_t cap[2]; /* bytes */
+	uint8_t *p[CONTENT_SCRATCH_SLOTS]; /* 64-byte aligned */
+	size_t cap[CONTENT_SCRATCH_SLOTS]; /* bytes */
 };
 
 static pthread_key_t bounce_key;
@@ -123,8 +123,8 @@ static void bounce_free(void *arg)
 {
 	struct bounce *b = arg;
 
-	free(b->p[0]);
-	free(b->p[1]);
+	for (int i = 0; i < CONTENT_SCRATCH_SLOTS; i++)
+		free(b->p[i]);
 	free(b);
 }
 
@@ -133,7 +133,7 @@ static void bounce_init(void)
 	(void)pthread_key_create(&bounce_key, bounce_free);
 }
 
-static uint8_t *tls_buffer(int which, size_t len)
+static uint8_t *tls_buffer(unsigned which, size_t len)
 {
 	struct bounce *b;
 
@@ -165,9 +165,11 @@ static uint8_t *bounce_get(size_t len)
 }
 
 /* see content.h */
-uint8_t *content_reply_buffer(size_t len)
+uint8_t *content_scratch(unsigned slot, size_t len)
 {
-	return tls_buffer(1, len);
+	if (slot == 0 || slot >= CONTENT_SCRATCH_SLOTS)
+		return NULL;
+	return tls_buffer(slot, len);
 }
 
 /* ---- one unit ----------------------------------------------------------- */

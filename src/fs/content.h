@@ -102,11 +102,14 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
 int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
 
 /*
- * content_reply_buffer() - a buffer of at least @len bytes, 64-byte
- * aligned, owned by the calling thread and valid until its next call
- * there (for a reply: no allocation per request). NULL if out of memory.
+ * content_scratch() - per-thread scratch buffer number @slot (1 to
+ * CONTENT_SCRATCH_SLOTS - 1): at least @len bytes, 64-byte aligned,
+ * owned by the calling thread, valid until its next call with the same
+ * slot, freed when the thread ends. For request handlers: no allocation
+ * per request. NULL if out of memory or @slot is not one of them.
  */
-uint8_t *content_reply_buffer(size_t len);
+#define CONTENT_SCRATCH_SLOTS 4
+uint8_t *content_scratch(unsigned slot, size_t len);
 
 /*
  * content_encrypt_span() - the stored form of plaintext units

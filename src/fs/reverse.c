@@ -843,7 +843,7 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > vsize - o)
 		size = (size_t)(vsize - o);
-	out = malloc(size);
+	out = content_scratch(1, size);
 	if (!out) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -865,8 +865,8 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		uint8_t slot[16];
 		ssize_t r;
 
-		buf = malloc(n * U);
-		hole = malloc(n);
+		buf = content_scratch(2, n * U);
+		hole = (bool *)content_scratch(3, n * sizeof(*hole));
 		if (!buf || !hole) {
 			err = -ENOMEM;
 			goto fail;
@@ -885,14 +885,8 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		explicit_bzero(buf, n * U);
 	}
 	fuse_reply_buf(req, (const char *)out, size);
-	free(out);
-	free(buf);
-	free(hole);
 	return;
 fail:
-	free(out);
-	free(buf);
-	free(hole);
 	fuse_reply_err(req, -err);
 }
 
