@@ -42,6 +42,17 @@
  */
 #define READ_AHEAD_KB 4096
 
+/*
+ * How long the kernel may trust names and attributes without asking
+ * (seconds). Everything done through the mount keeps the kernel's view
+ * exact; the timeouts only bound how late a change made directly in the
+ * cipher directory shows.
+ */
+#define MAX_THREADS 16
+
+#define ATTR_TIMEOUT 30.0
+#define ENTRY_TIMEOUT 30.0
+
 enum { OPT_FOREGROUND_ = OPT_TOOL_BASE };
 
 static void usage(FILE *f)
@@ -65,7 +76,11 @@ static void usage(FILE *f)
 "                          mount.fuse3(8); also passfile=FILE for /etc/fstab,\n"
 "                          and writeback: the kernel's writeback cache (faster\n"
 "                          small and random writes; but a full disk is then\n"
-"                          reported only at fsync/close, see doc/DESIGN.md)\n"
+"                          reported only at fsync/close, see doc/DESIGN.md);\n"
+"                          read_ahead_kb=N (default 4096; 0 keeps the\n"
+"                          kernel's), attr_timeout=S and entry_timeout=S\n"
+"                          (seconds the kernel trusts attributes and names;\n"
+"                          default 1)\n"
 COMMON_PASS_HELP
 "  -h, --help              show this help and exit\n"
 "  -V, --version           show the version and exit\n"
@@ -86,9 +101,12 @@ struct opts {
 	bool single;
 	bool readonly;
 	bool reverse;        /* --reverse */
-	bool writeback;      /* -o writeback */
-	char *fuse_opts;     /* -o options passed on to FUSE, comma list */
-	char *passfile_opt;  /* -o passfile=FILE */
+	bool writeback;        /* -o writeback */
+	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
+	double attr_timeout;   /* -o attr_timeout= (seconds) */
+	double entry_timeout;  /* -o entry_timeout= (seconds) */
+	char *fuse_opts;       /* -o options passed on to FUSE, comma list */
+	char *passfile_opt;    /* -o passfile=FILE */
 	const char *cipherdir;
 	const char *mountpoint;
 };
@@ -108,7 +126,28 @@ static int add_opt(char **list, const char *opt)
 	return 0;
 }
 
-/* Split -o: our own keys are taken out, the rest goes to FUSE. */
+/* A number option NAME=VALUE within [lo, hi]; says what is wrong. */
+static int parse_num(const char *opt, const char *val, double lo, double hi,
+		     double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(val, &end);
+	if (errno || end == val || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, PROG ": -o %s: expected a number from %g to %g\n",
+			opt, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Split -o: our own keys are taken out, the rest goes to FUSE.
+ * Return: 0, -1 out of memory, -2 a bad value (said on stderr).
+ */
 static int parse_o(struct opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -118,6 +157,15 @@ static int parse_o(struct opts *o, const char *arg)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "writeback")) {
 			o->writeback = true;
+		} else if (!strncmp(tok, "read_ahead_kb=", 14)) {
+			if (parse_num(tok, tok + 14, 0, 1 << 20, &o->read_ahead_kb))
+				goto bad;
+		} else if (!strncmp(tok, "attr_timeout=", 13)) {
+			if (parse_num(tok, tok + 13, 0, 86400, &o->attr_timeout))
+				goto bad;
+		} else if (!strncmp(tok, "entry_timeout=", 14)) {
+			if (parse_num(tok, tok + 14, 0, 86400, &o->entry_timeout))
+				goto bad;
 		} else if (!strncmp(tok, "passfile=", 9)) {
 			free(o->passfile_opt);
 			o->passfile_opt = strdup(tok + 9);
@@ -137,6 +185,9 @@ static int parse_o(struct opts *o, const char *arg)
 	}
 	free(copy);
 	return 0;
+bad:
+	free(copy);
+	return -2;
 }
 
 /* The mount point: an empty directory, not inside the cipher dir or v.v. */
@@ -271,9 +322,16 @@ static int serve_loop(const struct opts *o, struct fuse_session *se)
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 
+		/*
+		 * Workers never exit once started (idle limit = maximum): a
+		 * burst of readahead requests used to start threads that the
+		 * next lull ended, dozens per GiB read, each allocating its
+		 * buffers again. At most 16 threads, each with at most a few
+		 * MiB of buffers (content_scratch).
+		 */
 		fuse_loop_cfg_set_clone_fd(lc, 0);
-		fuse_loop_cfg_set_idle_threads(lc, 8);
-		fuse_loop_cfg_set_max_threads(lc, 16);
+		fuse_loop_cfg_set_max_threads(lc, MAX_THREADS);
+		fuse_loop_cfg_set_idle_threads(lc, MAX_THREADS);
 		rc = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
@@ -316,7 +374,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 	fs.idkey = idkey;
 	fs.mountpoint = o->mountpoint;
 	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
-	fs.readahead.read_ahead_kb = READ_AHEAD_KB;
+	fs.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
 	if (fs.root_fd < 0 || rfs_init(&fs) != 0) {
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		goto out;
@@ -415,12 +473,12 @@ static int serve(struct opts *o, int report_fd)
 	fs.plaintext_names = names == NULL;
 	fs.readonly = o->readonly;
 	fs.writeback = o->writeback && !o->readonly;
-	fs.entry_timeout = 1.0;
-	fs.attr_timeout = 1.0;
+	fs.entry_timeout = o->entry_timeout;
+	fs.attr_timeout = o->attr_timeout;
 	fs.mountpoint = o->mountpoint;
 	fs.cipherdir = o->cipherdir;
 	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
-	fs.readahead.read_ahead_kb = READ_AHEAD_KB;
+	fs.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
 	if (fs.root_fd < 0 || xfs_init(&fs) != 0) {
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		goto out;
@@ -470,7 +528,11 @@ int main(int argc, char **argv)
 		COMMON_PASS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 0 };
+	struct opts o = {
+		.read_ahead_kb = READ_AHEAD_KB,
+		.attr_timeout = ATTR_TIMEOUT,
+		.entry_timeout = ENTRY_TIMEOUT,
+	};
 	int opt, rc, pfd[2];
 	pid_t pid;
 	unsigned char code;
@@ -496,8 +558,10 @@ int main(int argc, char **argv)
 			o.reverse = true;
 			break;
 		case 'o':
-			if (parse_o(&o, optarg))
-				return XTSFS_EXIT_FAILURE;
+			rc = parse_o(&o, optarg);
+			if (rc)
+				return rc == -2 ? XTSFS_EXIT_USAGE :
+						  XTSFS_EXIT_FAILURE;
 			break;
 		case 'h':
 			usage(stdout);
