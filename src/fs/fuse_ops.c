@@ -182,6 +182,21 @@ static void inode_free(struct xinode *in)
  * The inode for lower object @fd (whose stat is @st), taking one kernel
  * reference. @fd is consumed: kept in a new inode or closed.
  */
+/* The inode of lower object (@dev, @ino) with one more reference, or NULL. */
+static struct xinode *inode_ref(struct xfs *fs, dev_t dev, ino_t ino)
+{
+	struct xinode *in;
+
+	pthread_mutex_lock(&fs->table_lock);
+	for (in = fs->table[bucket(fs, dev, ino)]; in; in = in->next)
+		if (in->dev == dev && in->ino == ino)
+			break;
+	if (in)
+		in->nlookup++;
+	pthread_mutex_unlock(&fs->table_lock);
+	return in;
+}
+
 static struct xinode *inode_get(struct xfs *fs, int fd, const struct stat *st)
 {
 	struct xinode *in;
@@ -506,17 +521,29 @@ static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
 	int fd, err;
 
 	memset(e, 0, sizeof(*e));
-	fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	/*
+	 * An object we hold already (listed again, looked up again) needs no
+	 * new descriptor: its inode number finds it. The table's O_PATH
+	 * descriptor keeps it alive, so the number cannot name another.
+	 */
+	if (fstatat(dir->fd, stored, &e->attr, AT_SYMLINK_NOFOLLOW) != 0)
 		return -errno;
-	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-		err = -errno;
-		close(fd);
-		return err;
+	in = inode_ref(fs, e->attr.st_dev, e->attr.st_ino);
+	if (!in) {
+		fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		/* the object opened, which a rename may have swapped */
+		if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH |
+			    AT_SYMLINK_NOFOLLOW) != 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		in = inode_get(fs, fd, &e->attr);
+		if (!in)
+			return -ENOMEM;
 	}
-	in = inode_get(fs, fd, &e->attr);
-	if (!in)
-		return -ENOMEM;
 	err = stat_inode(fs, in, &e->attr);
 	if (err) {
 		inode_forget(fs, in, 1);
