@@ -250,10 +250,36 @@ static void report(int fd, int code)
 	}
 }
 
+/* Whether -o has @name as a whole word. */
+static bool has_opt(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 /*
- * The FUSE arguments: "-o" with default_permissions (always: the kernel
- * checks modes for everyone), @extra, subtype, fsname and the user's
- * options, and -d with --debug.
+ * Whether the kernel checks permissions (default_permissions): when other
+ * users may use the mount (allow_other, allow_root), and in reverse mode.
+ * Otherwise only the user who mounted may enter it, and every lower
+ * operation runs with that user's own credentials, so the lower
+ * filesystem checks exactly what the kernel would; the kernel's checks
+ * would only cost a GETATTR of the directory after every create, unlink
+ * or rename in it (it drops the directory's attributes then).
+ */
+static bool kernel_checks(const struct opts *o)
+{
+	return o->reverse || has_opt(o->fuse_opts, "allow_other") ||
+	       has_opt(o->fuse_opts, "allow_root");
+}
+
+/*
+ * The FUSE arguments: "-o" with default_permissions where the kernel
+ * checks (above), @extra, subtype, fsname and the user's options, and -d
+ * with --debug.
  */
 static int session_args(const struct opts *o, const char *extra,
 			const char *subtype, struct fuse_args *args,
@@ -264,7 +290,8 @@ static int session_args(const struct opts *o, const char *extra,
 	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
 	snprintf(st, sizeof(st), "subtype=%s", subtype);
 	if ((extra && add_opt(fsopts, extra)) ||
-	    add_opt(fsopts, "default_permissions") || add_opt(fsopts, st) ||
+	    (kernel_checks(o) && add_opt(fsopts, "default_permissions")) ||
+	    add_opt(fsopts, st) ||
 	    add_opt(fsopts, fsname) ||
 	    (o->fuse_opts && add_opt(fsopts, o->fuse_opts)) ||
 	    fuse_opt_add_arg(args, PROG) || fuse_opt_add_arg(args, "-o") ||

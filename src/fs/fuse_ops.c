@@ -1783,6 +1783,20 @@ void xfs_reply_statfs(fuse_req_t req, int root_fd)
 	fuse_reply_statfs(req, &sv);
 }
 
+/*
+ * access(2) and chdir, asked only without default_permissions, when the
+ * mounting user alone uses the mount: the lower object answers for that
+ * user (the daemon's own credentials), modes being the same there.
+ */
+static void xfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct xinode *in = inode_of(xfs_of(req), ino);
+	char path[64];
+
+	proc_path(path, in->fd);
+	fuse_reply_err(req, faccessat(AT_FDCWD, path, mask, 0) ? errno : 0);
+}
+
 static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	(void)ino;
@@ -1855,6 +1869,7 @@ const struct fuse_lowlevel_ops xfs_ops = {
 	.releasedir = xfs_releasedir,
 	.fsyncdir = xfs_fsyncdir,
 	.statfs = xfs_statfs,
+	.access = xfs_access,
 	.fallocate = xfs_fallocate,
 	.lseek = xfs_lseek,
 };
