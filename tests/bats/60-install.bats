@@ -125,9 +125,11 @@ complete_words() {
 		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes)" ]
 	done
 	run complete_words _xtsfs xtsfs -o ''
-	[ "$(sort <<<"$output")" = "$(printf '%s\n' allow_other passfile= ro writeback)" ]
+	[ "$(sort <<<"$output")" = "$(printf '%s\n' allow_other extpass= passfile= ro rw writeback)" ]
 	run complete_words _xtsfs xtsfs -o ro,wr
 	[ "$output" = "ro,writeback" ]
+	run complete_words _xtsfs xtsfs -o ro,ext
+	[ "$output" = "ro,extpass=" ]
 	mkdir "$T/cipherdir" "$T/mnt"
 	run complete_words _xtsfs xtsfs "$T/ci"
 	[ "$output" = "$T/cipherdir" ]
