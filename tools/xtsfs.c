@@ -73,14 +73,17 @@ static void usage(FILE *f)
 "  -o OPT[,OPT...]         mount options: ro, allow_other (other users get\n"
 "                          what the file modes allow: permissions are always\n"
 "                          checked by the kernel), and the FUSE options of\n"
-"                          mount.fuse3(8); also passfile=FILE for /etc/fstab,\n"
-"                          and writeback: the kernel's writeback cache (faster\n"
-"                          small and random writes; but a full disk is then\n"
-"                          reported only at fsync/close, see doc/DESIGN.md);\n"
-"                          read_ahead_kb=N (default 4096; 0 keeps the\n"
-"                          kernel's), attr_timeout=S and entry_timeout=S\n"
-"                          (seconds the kernel trusts attributes and names;\n"
-"                          default 1)\n"
+"                          mount.fuse3(8); also passfile=FILE or extpass=CMD\n"
+"                          for /etc/fstab (the last one wins; --passfile and\n"
+"                          --extpass win over them), and writeback: the\n"
+"                          kernel's writeback cache (faster small and random\n"
+"                          writes; but a full disk is then reported only at\n"
+"                          fsync/close, see doc/DESIGN.md); read_ahead_kb=N\n"
+"                          (default 4096; 0 keeps the kernel's),\n"
+"                          attr_timeout=S and entry_timeout=S (seconds the\n"
+"                          kernel trusts attributes and names; default 30);\n"
+"                          mount(8) words such as defaults, noauto, nofail,\n"
+"                          _netdev, x-* are ignored\n"
 COMMON_PASS_HELP
 "  -h, --help              show this help and exit\n"
 "  -V, --version           show the version and exit\n"
@@ -106,7 +109,8 @@ struct opts {
 	double attr_timeout;   /* -o attr_timeout= (seconds) */
 	double entry_timeout;  /* -o entry_timeout= (seconds) */
 	char *fuse_opts;       /* -o options passed on to FUSE, comma list */
-	char *passfile_opt;    /* -o passfile=FILE */
+	struct pass_source pass_opt; /* -o passfile=/extpass=, the last one */
+	char *pass_opt_arg;    /* owns pass_opt.arg */
 	const char *cipherdir;
 	const char *mountpoint;
 };
@@ -138,56 +142,86 @@ static int parse_num(const char *opt, const char *val, double lo, double hi,
 	if (errno || end == val || *end || !(v >= lo && v <= hi)) {
 		fprintf(stderr, PROG ": -o %s: expected a number from %g to %g\n",
 			opt, lo, hi);
-		return -1;
+		return -2;
 	}
 	*out = v;
 	return 0;
 }
 
 /*
- * Split -o: our own keys are taken out, the rest goes to FUSE.
+ * Words mount(8) may hand us that are not FUSE options: fstab and
+ * mount(8) keywords, and kernel defaults that libfuse does not know
+ * (a FUSE mount gets them anyway). Options that would change behaviour
+ * and that libfuse rejects (strictatime, lazytime, ...) are not here:
+ * FUSE refuses them, and so do we.
+ */
+static bool mount8_word(const char *tok)
+{
+	static const char *const words[] = {
+		"defaults", "auto", "noauto", "nofail", "user", "nouser",
+		"users", "owner", "group", "_netdev", "relatime", "diratime",
+		"symfollow", "nomand", "noiversion", "nolazytime", "loud",
+	};
+	size_t i;
+
+	if (!strncmp(tok, "x-", 2) || !strncmp(tok, "comment=", 8))
+		return true;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(tok, words[i]))
+			return true;
+	return false;
+}
+
+/* -o passfile=FILE or extpass=CMD: the last one wins, as in mount(8). */
+static int set_pass_opt(struct opts *o, enum pass_kind kind, const char *arg)
+{
+	char *dup = strdup(arg);
+
+	if (!dup)
+		return -1;
+	free(o->pass_opt_arg);
+	o->pass_opt_arg = dup;
+	o->pass_opt.kind = kind;
+	o->pass_opt.arg = dup;
+	return 0;
+}
+
+/*
+ * Split -o: our own keys are taken out, ro/rw set o->readonly (the FUSE
+ * "ro" is added by session_args()), mount(8) words are dropped, and the
+ * rest goes to FUSE.
  * Return: 0, -1 out of memory, -2 a bad value (said on stderr).
  */
 static int parse_o(struct opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
 
 	if (!copy)
 		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "writeback")) {
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "writeback"))
 			o->writeback = true;
-		} else if (!strncmp(tok, "read_ahead_kb=", 14)) {
-			if (parse_num(tok, tok + 14, 0, 1 << 20, &o->read_ahead_kb))
-				goto bad;
-		} else if (!strncmp(tok, "attr_timeout=", 13)) {
-			if (parse_num(tok, tok + 13, 0, 86400, &o->attr_timeout))
-				goto bad;
-		} else if (!strncmp(tok, "entry_timeout=", 14)) {
-			if (parse_num(tok, tok + 14, 0, 86400, &o->entry_timeout))
-				goto bad;
-		} else if (!strncmp(tok, "passfile=", 9)) {
-			free(o->passfile_opt);
-			o->passfile_opt = strdup(tok + 9);
-		} else if (!strcmp(tok, "ro")) {
-			o->readonly = true;
-			add_opt(&o->fuse_opts, tok);
-		} else if (!strcmp(tok, "rw") || !strcmp(tok, "defaults") ||
-			   !strcmp(tok, "auto") || !strcmp(tok, "noauto") ||
-			   !strcmp(tok, "nofail") || !strcmp(tok, "user") ||
-			   !strcmp(tok, "users") || !strcmp(tok, "_netdev") ||
-			   !strncmp(tok, "x-", 2)) {
-			continue; /* fstab/mount(8) words, not for FUSE */
-		} else if (add_opt(&o->fuse_opts, tok)) {
-			free(copy);
-			return -1;
-		}
+		else if (!strncmp(tok, "read_ahead_kb=", 14))
+			rc = parse_num(tok, tok + 14, 0, 1 << 20,
+				       &o->read_ahead_kb);
+		else if (!strncmp(tok, "attr_timeout=", 13))
+			rc = parse_num(tok, tok + 13, 0, 86400, &o->attr_timeout);
+		else if (!strncmp(tok, "entry_timeout=", 14))
+			rc = parse_num(tok, tok + 14, 0, 86400,
+				       &o->entry_timeout);
+		else if (!strncmp(tok, "passfile=", 9))
+			rc = set_pass_opt(o, PASS_FILE, tok + 9);
+		else if (!strncmp(tok, "extpass=", 8))
+			rc = set_pass_opt(o, PASS_EXTPASS, tok + 8);
+		else if (!strcmp(tok, "ro") || !strcmp(tok, "rw"))
+			o->readonly = tok[1] == 'o';
+		else if (!mount8_word(tok))
+			rc = add_opt(&o->fuse_opts, tok);
 	}
 	free(copy);
-	return 0;
-bad:
-	free(copy);
-	return -2;
+	return rc;
 }
 
 /* The mount point: an empty directory, not inside the cipher dir or v.v. */
@@ -278,18 +312,17 @@ static bool kernel_checks(const struct opts *o)
 
 /*
  * The FUSE arguments: "-o" with default_permissions where the kernel
- * checks (above), @extra, subtype, fsname and the user's options, and -d
- * with --debug.
+ * checks (above), ro (o->readonly), subtype, fsname and the user's
+ * options, and -d with --debug.
  */
-static int session_args(const struct opts *o, const char *extra,
-			const char *subtype, struct fuse_args *args,
-			char **fsopts)
+static int session_args(const struct opts *o, const char *subtype,
+			struct fuse_args *args, char **fsopts)
 {
 	char fsname[PATH_MAX + 16], st[64];
 
 	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
 	snprintf(st, sizeof(st), "subtype=%s", subtype);
-	if ((extra && add_opt(fsopts, extra)) ||
+	if ((o->readonly && add_opt(fsopts, "ro")) ||
 	    (kernel_checks(o) && add_opt(fsopts, "default_permissions")) ||
 	    add_opt(fsopts, st) ||
 	    add_opt(fsopts, fsname) ||
@@ -406,7 +439,8 @@ static int serve_reverse(struct opts *o, int report_fd,
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		goto out;
 	}
-	if (session_args(o, "ro", "xtsfs-reverse", &args, &fsopts))
+	o->readonly = true; /* the view is read-only, whatever -o says */
+	if (session_args(o, "xtsfs-reverse", &args, &fsopts))
 		goto out;
 	se = fuse_session_new(&args, &rfs_ops, sizeof(rfs_ops), &fs);
 	if (!se) {
@@ -511,7 +545,7 @@ static int serve(struct opts *o, int report_fd)
 		goto out;
 	}
 
-	if (session_args(o, NULL, "xtsfs", &args, &fsopts))
+	if (session_args(o, "xtsfs", &args, &fsopts))
 		goto out;
 	se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
 	fs.se = se;
@@ -608,9 +642,9 @@ int main(int argc, char **argv)
 	}
 	o.cipherdir = argv[optind];
 	o.mountpoint = argv[optind + 1];
-	if (o.passfile_opt && !o.c.pass_given) {
-		o.c.pass.kind = PASS_FILE;
-		o.c.pass.arg = o.passfile_opt;
+	/* --passfile/--extpass beat -o passfile=/extpass= (say, from fstab) */
+	if (o.pass_opt_arg && !o.c.pass_given) {
+		o.c.pass = o.pass_opt;
 		o.c.pass_given = true;
 	}
 	rc = check_paths(&o);

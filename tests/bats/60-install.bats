@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # meson install into a DESTDIR: the five tools, their man pages (when
-# scdoc was found at configure time) and the bash completion; the man
-# pages render without warnings and the completion completes.
+# scdoc was found at configure time), the bash completion and the systemd
+# units; the man pages render without warnings and the completion
+# completes.
 
 load helpers
 
@@ -68,6 +69,15 @@ complete_words() {
 		[ -f "$T/dest$compdir/$c" ]
 		cmp "$T/dest$compdir/$c" "$SRC/contrib/bash-completion/xtsfs"
 	done
+	# the systemd template, its ExecStart on the installed xtsfs; the
+	# example mount unit with the docs
+	unit=$(installed '*/systemd/system/xtsfs@.service')
+	[ -n "$unit" ]
+	grep -q "^ExecStart=$bindir/xtsfs " "$T/dest$unit"
+	[ -z "$(grep '@[A-Z_]*@' "$T/dest$unit")" ] # all substituted
+	example=$(installed '*/doc/xtsfs/examples/mnt-secret.mount')
+	[ -n "$example" ]
+	cmp "$T/dest$example" "$SRC/contrib/systemd/mnt-secret.mount"
 	if ! have_man_pages; then
 		skip "scdoc was not found at configure time: no man pages to check"
 	fi
@@ -115,9 +125,11 @@ complete_words() {
 		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes)" ]
 	done
 	run complete_words _xtsfs xtsfs -o ''
-	[ "$(sort <<<"$output")" = "$(printf '%s\n' allow_other passfile= ro writeback)" ]
+	[ "$(sort <<<"$output")" = "$(printf '%s\n' allow_other attr_timeout= entry_timeout= extpass= passfile= read_ahead_kb= ro rw writeback)" ]
 	run complete_words _xtsfs xtsfs -o ro,wr
 	[ "$output" = "ro,writeback" ]
+	run complete_words _xtsfs xtsfs -o ro,ext
+	[ "$output" = "ro,extpass=" ]
 	mkdir "$T/cipherdir" "$T/mnt"
 	run complete_words _xtsfs xtsfs "$T/ci"
 	[ "$output" = "$T/cipherdir" ]
