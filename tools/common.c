@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "secmem.h"
@@ -130,16 +131,52 @@ int exit_code_for(int err)
 	}
 }
 
+/* The open progress line: its start time in ms, or < 0 for none. */
+static double progress_t0 = -1;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* see common.h */
-void progress(const struct common_opts *o, const char *fmt, ...)
+void progress_start(const struct common_opts *o, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_done();
 	if (o->quiet || !isatty(STDERR_FILENO))
 		return;
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	fputs("...", stderr);
+	fflush(stderr);
+	progress_t0 = now_ms();
+}
+
+/* see common.h */
+void progress_done(void)
+{
+	if (progress_t0 < 0)
+		return;
+	fprintf(stderr, " %.1f s\n", (now_ms() - progress_t0) / 1e3);
+	progress_t0 = -1;
+}
+
+/* see common.h */
+void progress_kdf(const struct common_opts *o, const char *prog,
+		  const char *verb, int slot, const struct kdf_params *kdf)
+{
+	bool mib = kdf->m_cost_kib >= 1024;
+
+	progress_start(o, "%s: %s key slot %d (Argon2id, %u %s, %u iteration%s)",
+		       prog, verb, slot, mib ? kdf->m_cost_kib / 1024 :
+		       kdf->m_cost_kib, mib ? "MiB" : "KiB", kdf->t_cost,
+		       kdf->t_cost == 1 ? "" : "s");
 }
 
 /* see common.h */

@@ -91,9 +91,25 @@ int common_choose_cipher(const struct common_opts *o, const char *prog,
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 
-/* xprintf to stderr unless quiet; a progress line on a terminal only. */
-void progress(const struct common_opts *o, const char *fmt, ...)
+/*
+ * progress_start() - on a terminal, unless --quiet: print "PROG: <what>..."
+ * to stderr, without a newline, for a step that takes a while (Argon2id).
+ * An unfinished line is finished first. Not a terminal: nothing at all,
+ * so scripts and logs see only results and errors.
+ */
+void progress_start(const struct common_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* progress_done() - finish the line of progress_start(): " 1.2 s". */
+void progress_done(void);
+
+/*
+ * progress_kdf() - progress_start() for one Argon2id derivation with @kdf
+ * on key slot @slot: "PROG: <verb> key slot N (Argon2id, 64 MiB, 3
+ * iterations)...". @verb: "trying" (unlock) or "making" (a new slot).
+ */
+void progress_kdf(const struct common_opts *o, const char *prog,
+		  const char *verb, int slot, const struct kdf_params *kdf);
 
 /*
  * open_cipherdir() - open @path as a directory (O_DIRECTORY|O_PATH is not

@@ -37,7 +37,7 @@ static void usage(FILE *f)
 "      --reverse           CIPHERDIR is a plaintext directory to be shown\n"
 "                          encrypted by xtsfs --reverse: keep the header in\n"
 "                          it as .xtsfs.volume (the directory may hold data)\n"
-"  -q, --quiet             print nothing but errors\n"
+"  -q, --quiet             print nothing but errors (no progress lines)\n"
 COMMON_PASS_HELP
 COMMON_KDF_HELP
 "  -h, --help              show this help and exit\n"
@@ -204,9 +204,10 @@ int main(int argc, char **argv)
 	}
 
 	if (!(o.kdf.t_cost && o.kdf.m_cost_kib))
-		progress(&o, PROG ": measuring Argon2id on this machine for a "
-			 "%u ms unlock...\n", o.unlock_ms);
+		progress_start(&o, PROG ": calibrating Argon2id for a %u ms "
+			       "unlock", o.unlock_ms);
 	rc = kdf_calibrate(&o.kdf, o.unlock_ms);
+	progress_done();
 	if (rc) {
 		fprintf(stderr, PROG ": Argon2id parameters: %s\n",
 			rc == -ENOMEM ? "out of memory" : "out of range");
@@ -226,9 +227,11 @@ int main(int argc, char **argv)
 	h->flags = (plaintext ? VOL_FLAG_PLAINTEXT_NAMES : 0) |
 		   (reverse ? VOL_FLAG_REVERSE : 0);
 	h->file = reverse ? VOL_REVERSE_NAME : VOL_FILE_NAME;
+	progress_kdf(&o, PROG, "making", 0, &o.kdf);
 	t0 = now_ms();
 	rc = vol_slot_store(h, 0, pass, passlen, &o.kdf, keys);
 	unlock_ms = now_ms() - t0; /* one derivation = one unlock */
+	progress_done();
 	pass_free(pass);
 	pass = NULL;
 	if (rc) {

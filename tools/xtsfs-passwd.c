@@ -52,7 +52,7 @@ static void usage(FILE *f)
 "                          FILE (default: the terminal, asked twice, or\n"
 "                          stdin if it is not a terminal and not already\n"
 "                          used for the current passphrase)\n"
-"  -q, --quiet             print nothing but errors\n"
+"  -q, --quiet             print nothing but errors (no progress lines)\n"
 COMMON_PASS_HELP
 COMMON_KDF_HELP
 "  -h, --help              show this help and exit\n"
@@ -100,6 +100,12 @@ static int read_new_pass(const struct common_opts *o, const char *newfile,
 		return XTSFS_EXIT_NOPASS;
 	}
 	return 0;
+}
+
+/* vol_unlock() hook: each slot tried costs one Argon2id derivation. */
+static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
+{
+	progress_kdf(arg, PROG, "trying", slot, kdf);
 }
 
 int main(int argc, char **argv)
@@ -200,7 +206,10 @@ int main(int argc, char **argv)
 	req.slot = act == ACT_ADD ? -1 : slot;
 	if (o.volume_key_file)
 		req.slot = -1;
+	req.on_try_slot = show_try_slot;
+	req.on_try_slot_arg = &o;
 	rc = vol_unlock(dfd, dir, &req, &v, err, sizeof(err));
+	progress_done();
 	if (rc) {
 		fprintf(stderr, PROG ": %s\n", err);
 		ret = exit_code_for(rc);
@@ -274,12 +283,16 @@ int main(int argc, char **argv)
 			goto out;
 		ret = XTSFS_EXIT_FAILURE;
 		if (!(o.kdf.t_cost && o.kdf.m_cost_kib))
-			progress(&o, PROG ": measuring Argon2id on this machine "
-				 "for a %u ms unlock...\n", o.unlock_ms);
+			progress_start(&o, PROG ": calibrating Argon2id for a "
+				       "%u ms unlock", o.unlock_ms);
 		rc = kdf_calibrate(&o.kdf, o.unlock_ms);
-		if (!rc)
+		progress_done();
+		if (!rc) {
+			progress_kdf(&o, PROG, "making", target, &o.kdf);
 			rc = vol_slot_store(&v.hdr, target, pass, passlen,
 					    &o.kdf, v.keys);
+			progress_done();
+		}
 		if (rc) {
 			fprintf(stderr, PROG ": cannot store key slot %d: %s\n",
 				target, strerror(-rc));

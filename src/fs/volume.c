@@ -555,6 +555,9 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	for (int i = 0; i < VOL_MAX_SLOTS && rc == -EACCES; i++) {
 		if (!v->hdr.slots[i].active || (req->slot >= 0 && req->slot != i))
 			continue;
+		if (req->on_try_slot)
+			req->on_try_slot(req->on_try_slot_arg, i,
+					 &v->hdr.slots[i].kdf);
 		rc = vol_slot_open(&v->hdr, i, pass, passlen, &v->keys);
 		if (!rc)
 			v->slot = i;

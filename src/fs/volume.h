@@ -162,6 +162,13 @@ struct vol_unlock_req {
 	const struct pass_source *pass;  /* passphrase source, or NULL */
 	const char *volume_key_file;     /* raw volume key (hex), or NULL */
 	int slot;                        /* only this slot; -1 = any */
+	/*
+	 * Called just before the passphrase is tried on key slot @slot
+	 * (one Argon2id derivation with @kdf: about a second each), so a
+	 * tool can say what it is waiting for; NULL for none. Gets no secret.
+	 */
+	void (*on_try_slot)(void *arg, int slot, const struct kdf_params *kdf);
+	void *on_try_slot_arg;           /* passed to on_try_slot */
 };
 
 /*

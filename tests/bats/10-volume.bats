@@ -386,3 +386,43 @@ teardown() { common_teardown; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"cipher core:  software"* ]]
 }
+
+@test "on a terminal, mkfs and passwd say what Argon2id is doing; -q hides it" {
+	drive="$BATS_TEST_DIRNAME/pty_drive.py"
+	cheap=(--unlock-time 100 --argon2-memory 64 --argon2-lanes 1)
+	run "$drive" -- xtsfs-mkfs "${cheap[@]}" --passfile "$T/pass" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ "xtsfs-mkfs: calibrating Argon2id for a 100 ms unlock... "[0-9]+\.[0-9]" s" ]]
+	[[ "$output" =~ "xtsfs-mkfs: making key slot 0 (Argon2id, 64 KiB, "[0-9]+" iteration"s?")... "[0-9]+\.[0-9]" s" ]]
+	[[ "$output" == *"Created an xtsfs volume"* ]]
+	run "$drive" -- xtsfs-passwd --add "${KDF[@]}" --passfile "$T/pass" --new-passfile "$T/pass2" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ "xtsfs-passwd: trying key slot 0 (Argon2id, 64 KiB, "[0-9]+" iteration"s?")... "[0-9]+\.[0-9]" s" ]]
+	[[ "$output" == *"xtsfs-passwd: making key slot 1 (Argon2id, 64 KiB, 1 iteration)... "* ]]
+	[[ "$output" != *calibrating* ]] # both costs given: nothing measured
+	# a wrong passphrase tries every slot, and the error comes on its own line
+	run "$drive" -- xtsfs-passwd --test --passfile "$T/wrong" "$T/v"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"trying key slot 0 "*"trying key slot 1 "* ]]
+	[[ "$output" == *$' s\r\nxtsfs-passwd: '*"wrong passphrase"* ]]
+	run "$drive" -- xtsfs-mkfs -q "${cheap[@]}" --passfile "$T/pass" "$T/w"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run "$drive" -- xtsfs-passwd -q --test --passfile "$T/pass2" "$T/v"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "without a terminal, mkfs and passwd print no progress at all" {
+	cheap=(--unlock-time 100 --argon2-memory 64 --argon2-lanes 1)
+	xtsfs-mkfs "${cheap[@]}" --passfile "$T/pass" "$T/v" >"$T/out" 2>"$T/err"
+	[ ! -s "$T/err" ]
+	grep -q "Created an xtsfs volume" "$T/out"
+	xtsfs-passwd --add "${cheap[@]}" --passfile "$T/pass" --new-passfile "$T/pass2" "$T/v" \
+		>"$T/out" 2>"$T/err"
+	[ ! -s "$T/err" ]
+	grep -q "Added key slot 1" "$T/out"
+	run xtsfs-passwd --test --passfile "$T/wrong" "$T/v"
+	[ "$status" -eq 4 ]
+	[ "$output" = "xtsfs-passwd: $T/v: wrong passphrase (no key slot opens with it)" ]
+}

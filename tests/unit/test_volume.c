@@ -229,6 +229,16 @@ static int write_file(int dfd, const char *name, const uint8_t *p, size_t len)
 	return close(fd);
 }
 
+/* vol_unlock() hook: note each slot tried, and that the cost came along. */
+static void note_try_slot(void *arg, int slot, const struct kdf_params *kdf)
+{
+	unsigned int *tried = arg;
+
+	CHECK(!(*tried & 1u << slot), "slot %d tried twice", slot);
+	CHECK(kdf->t_cost == 1 && kdf->m_cost_kib == 8, "slot %d: kdf", slot);
+	*tried |= 1u << slot;
+}
+
 static void check_files(void)
 {
 	char dir[] = "/tmp/xtsfs-test-volume-XXXXXX";
@@ -301,7 +311,11 @@ static void check_files(void)
 	{
 		struct vol v;
 		struct pass_source src = { PASS_FILE, NULL };
-		struct vol_unlock_req req = { .pass = &src, .slot = -1 };
+		unsigned int tried = 0;
+		struct vol_unlock_req req = {
+			.pass = &src, .slot = -1, .on_try_slot = note_try_slot,
+			.on_try_slot_arg = &tried,
+		};
 		char err[512], pf[300];
 
 		snprintf(pf, sizeof(pf), "%s/pass", dir);
@@ -311,12 +325,21 @@ static void check_files(void)
 		      "unlock: %s", err);
 		CHECK(v.slot == 0 && v.keys && !memcmp(v.keys, keys,
 						       sizeof(*keys)), "keys");
+		CHECK(tried == 1u << 0, "on_try_slot: slots %#x", tried);
 		vol_close(&v);
+		/* a second slot: a wrong passphrase tries both, in order */
+		h = hdr;
+		CHECK(vol_slot_store(&h, 5, "other", 5, &h.slots[0].kdf,
+				     keys) == 0, "store slot 5");
+		CHECK(vol_write(dfd, &h, keys) == 0, "write with slot 5");
+		tried = 0;
 		write_file(AT_FDCWD, pf, (const uint8_t *)"wrong\n", 6);
 		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
 			      -EACCES, "wrong passphrase");
 		CHECK(strstr(err, "wrong passphrase") && strstr(err, dir),
 		      "message: %s", err);
+		CHECK(tried == (1u << 0 | 1u << 5), "on_try_slot: slots %#x",
+		      tried);
 		unlink(pf);
 	}
 	unlinkat(dfd, VOL_FILE_NAME, 0);
