@@ -356,9 +356,13 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 	if (*report_fd < 0)
 		return 0;
 	null = open("/dev/null", O_RDWR);
+	/*
+	 * Leave the session first: once told, the parent exits, and if it
+	 * led the session (ssh -t, script) the kernel would send us SIGHUP.
+	 */
+	(void)setsid();
 	report(*report_fd, XTSFS_EXIT_OK);
 	*report_fd = -1;
-	(void)setsid();
 	(void)!chdir("/");
 	openlog(PROG, LOG_PID, LOG_DAEMON);
 	xfs_log_to_syslog();

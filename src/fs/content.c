@@ -523,7 +523,7 @@ restore:
 	if (fix)
 		(void)pwrite_full(fd, fix_old, lo, H + uo * U);
 	if (size > old)
-		(void)ftruncate(fd, (off_t)(H + old));
+		(void)!ftruncate(fd, (off_t)(H + old));
 	if (has_tail(old))
 		(void)write_slot(fd, old_slot);
 	return err;
@@ -599,7 +599,7 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 restore:
 	if (rewrite)
 		(void)pwrite_full(fd, saved, olen, H + u * U);
-	(void)ftruncate(fd, (off_t)(H + old));
+	(void)!ftruncate(fd, (off_t)(H + old));
 	if (has_tail(old))
 		(void)write_slot(fd, old_slot);
 	return err;

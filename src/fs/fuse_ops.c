@@ -634,7 +634,7 @@ static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
 	if (fstatat(dirfd, "", &dir, AT_EMPTY_PATH) == 0 &&
 	    (dir.st_mode & S_ISGID))
 		gid = (gid_t)-1;
-	(void)fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+	(void)!fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
 static int new_dirid(int dirfd)

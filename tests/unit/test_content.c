@@ -87,7 +87,7 @@ static void random_ops(const struct xts_ctx *x, int fd, struct content_hdr *h,
 	char what[128];
 
 	msize = 0;
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	CHECK(content_init_header(fd, h) == 0, "header");
 	for (int i = 0; i < nops; i++) {
 		int op = (int)rng_below(10);
@@ -171,7 +171,7 @@ static void every_length(const struct xts_ctx *x, int fd)
 	for (uint64_t len = 0; len <= 9000; len += len < 40 ? 1 : 37) {
 		uint64_t ps = 0;
 
-		ftruncate(fd, 0);
+		CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 		content_init_header(fd, &h);
 		rng_bytes(model, len);
 		msize = len;
@@ -182,7 +182,7 @@ static void every_length(const struct xts_ctx *x, int fd)
 		/* and byte-by-byte appends for short files */
 		if (len <= 40) {
 			ps = 0;
-			ftruncate(fd, 0);
+			CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 			content_init_header(fd, &h);
 			for (uint64_t i = 0; i < len; i++)
 				content_write(x, fd, &h, &ps, model + i, 1, i);
@@ -206,7 +206,7 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	struct stat st;
 	uint8_t buf[100];
 
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
 	memset(buf, 0xab, sizeof(buf));
 	/* 100 bytes at 0, then 100 bytes at 64 MiB: a sparse file */
@@ -235,7 +235,7 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	      4096 && all_zero_test(got, 4096), "grown region not zero");
 	/* punching the first unit makes it a hole that reads as zeros */
 	ps = 0;
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
 	rng_bytes(data, 3 * 4096);
 	content_write(x, fd, &h, &ps, data, 3 * 4096, 0);
@@ -255,28 +255,28 @@ static void corruption(const struct xts_ctx *x, int fd)
 	uint64_t ps = 0;
 	uint8_t b = 0x55;
 
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	CHECK(content_read_header(fd, &h) == -ENODATA, "empty file");
 	CHECK(content_plain_size(0) == 0 && content_plain_size(39) == -EIO &&
 	      content_plain_size(40) == 0 && content_plain_size(41) == 1,
 	      "plain sizes");
-	pwrite(fd, "xtsf", 4, 0);
+	CHECK(pwrite(fd, "xtsf", 4, 0) == 4, "pwrite");
 	CHECK(content_read_header(fd, &h) == -EIO, "short header");
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
-	pwrite(fd, "X", 1, 0);
+	CHECK(pwrite(fd, "X", 1, 0) == 1, "pwrite");
 	CHECK(content_read_header(fd, &h) == -EIO, "bad magic");
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
-	pwrite(fd, "\x02", 1, 4);
+	CHECK(pwrite(fd, "\x02", 1, 4) == 1, "pwrite");
 	CHECK(content_read_header(fd, &h) == -EIO, "future version");
 	/* a torn short tail: slot from another write */
-	ftruncate(fd, 0);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
 	content_write(x, fd, &h, &ps, (const uint8_t *)"hello", 5, 0);
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == 5 &&
 	      !memcmp(got, "hello", 5), "tail");
-	pwrite(fd, &b, 1, 39);
+	CHECK(pwrite(fd, &b, 1, 39) == 1, "pwrite");
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == -EIO, "torn tail read");
 	/* the lower file shorter than a full unit it claims: EIO not garbage */
 	CHECK(content_read(x, fd, &h, 5000, got, 100, 4096) == -EIO,
