@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -271,6 +272,21 @@ static int check_paths(const struct opts *o)
 		}
 	closedir(dp);
 	return 0;
+}
+
+/*
+ * The daemon holds one O_PATH descriptor per inode the kernel knows, so
+ * the soft limit on open files (often 1024) would cap a listing with
+ * attributes at about that many entries: raise it to the hard limit.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 /* Tell the waiting parent how it went (a single byte: the exit code). */
@@ -654,6 +670,7 @@ int main(int argc, char **argv)
 	rc = check_paths(&o);
 	if (rc)
 		return rc;
+	raise_nofile();
 	if (o.foreground)
 		return serve(&o, -1);
 

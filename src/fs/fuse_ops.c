@@ -646,6 +646,23 @@ static int new_dirid(int dirfd)
 	return write_new_at(dirfd, NAMES_DIRID_FILE, id, sizeof(id));
 }
 
+/*
+ * Remove what a create made when it cannot be looked up afterwards (out
+ * of descriptors or memory): an object nobody was told about. By path,
+ * as no descriptor may be left.
+ */
+static void undo_make(struct xinode *dir, const struct lname *ln, bool isdir)
+{
+	char p[NAME_MAX + sizeof("/" NAMES_DIRID_FILE) + 1];
+
+	if (isdir) {
+		snprintf(p, sizeof(p), "%s/%s", ln->stored, NAMES_DIRID_FILE);
+		(void)unlinkat(dir->fd, p, 0);
+	}
+	(void)unlinkat(dir->fd, ln->stored, isdir ? AT_REMOVEDIR : 0);
+	sidecar_drop(dir, ln);
+}
+
 static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode)
 {
@@ -683,6 +700,8 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	own_by_caller(req, dir->fd, ln.stored);
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	if (err)
+		undo_make(dir, &ln, true);
 out:
 	if (err)
 		fuse_reply_err(req, -err);
@@ -728,6 +747,8 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	own_by_caller(req, dir->fd, ln.stored);
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	if (err)
+		undo_make(dir, &ln, false);
 out:
 	if (err)
 		fuse_reply_err(req, -err);
@@ -787,6 +808,8 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 	}
 	own_by_caller(req, dir->fd, ln.stored);
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	if (err)
+		undo_make(dir, &ln, false);
 out:
 	free(stored_t);
 	free(full_t);
@@ -889,6 +912,8 @@ static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		goto out;
 	}
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	if (err)
+		undo_make(dir, &ln, false);
 out:
 	if (err)
 		fuse_reply_err(req, -err);
@@ -1388,8 +1413,11 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (made)
 		own_by_caller(req, dir->fd, ln.stored);
 	err = do_lookup_stored(fs, dir, ln.stored, &e);
-	if (err)
+	if (err) {
+		if (made)
+			undo_make(dir, &ln, false);
 		goto fail;
+	}
 	in = inode_of(fs, e.ino);
 	err = handle_open(fs, in, fd, fi->flags, true, fi);
 	if (err) {
@@ -1696,13 +1724,21 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 			} else if ((rc = do_lookup_stored(fs, dir, d->entry->d_name,
 							  &e))) {
-				/* vanished meanwhile: skip it */
-				d->entry = NULL;
-				d->offset = next;
-				if (rc == -ENOENT)
+				if (rc == -ENOENT) {
+					/* vanished meanwhile: skip it */
+					d->entry = NULL;
+					d->offset = next;
 					continue;
-				err = rc;
-				break;
+				}
+				/*
+				 * Out of descriptors or memory: list the name
+				 * anyway, with no inode (ino 0: the kernel
+				 * looks it up when it needs it).
+				 */
+				memset(&e, 0, sizeof(e));
+				e.attr.st_ino = d->entry->d_ino;
+				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+				dot = true; /* no reference to drop */
 			}
 			need = fuse_add_direntry_plus(req, p, rem, name, &e, next);
 			if (need > rem) {

@@ -483,3 +483,43 @@ PY
 		refute grep -qaF "$T/wrong" "$c"
 	done
 }
+
+@test "out of file descriptors: a failed create leaves nothing; every name is still listed" {
+	# The daemon holds a descriptor per inode the kernel knows; with a
+	# hard limit of 200 it runs out after about 190 files.
+	mkdir -p "$M"
+	track_mount "$M"
+	(ulimit -n 200 && xtsfs --passfile "$T/pass" "$C" "$M")
+	mkdir "$M/d" "$M/e"
+	# symlinks need one descriptor each: make them until none is left
+	run bash -c 'cd "$1" && for i in $(seq 1 400); do ln -s t "l$i" || exit 1; done' _ "$M/d"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Too many open files"* ]]
+	for op in ': >"$1/file"' 'mkdir "$1/dir"' 'ln -s t "$1/link"' 'mknod "$1/fifo" p'; do
+		run bash -c "$op" _ "$M/d"
+		[ "$status" -ne 0 ]
+	done
+	umount_vol "$M"
+	mount_vol "$C" "$M"
+	made=$(ls -A "$M/d" | wc -l)
+	[ "$made" -gt 100 ]
+	# nothing half-made: the lower directory holds the links made and the
+	# dirid, and nothing of the refused file, mkdir, symlink and fifo
+	ld=$(lower_of "$M/d")
+	[ "$(ls -A "$ld" | wc -l)" -eq $((made + 1)) ]
+	[ "$(find "$ld" -mindepth 1 -maxdepth 1 ! -type l)" = "$ld/xtsfs.dirid" ]
+	umount_vol "$M"
+	# a new daemon, still at 200 descriptors: a listing of 300 names
+	# goes past the limit, and still shows every name
+	mount_vol "$C" "$M"
+	for i in $(seq 1 300); do : >"$M/e/g$i"; done
+	umount_vol "$M"
+	(ulimit -n 200 && xtsfs --passfile "$T/pass" "$C" "$M")
+	[ "$(ls -A "$M/e" | wc -l)" -eq 300 ]
+	# ls -l: names past the limit cannot be stat'ed, but are all listed
+	[ "$(ls -l "$M/e" 2>/dev/null | grep -c ' g[0-9]*$')" -eq 300 ]
+	umount_vol "$M"
+	mount_vol "$C" "$M"
+	[ "$(ls -A "$M/e" | wc -l)" -eq 300 ]
+	[ "$(ls -A "$M/d" | wc -l)" -eq "$made" ]
+}
