@@ -50,6 +50,7 @@ WORKDIR=/var/tmp/xtsfs-scaling
 MAX_SIZE_ARG=8G
 MAX_ENTRIES=100000
 HANDLES=
+NOFILE=
 SHORT=0
 JSON_OUT=
 PLOT_DIR=
@@ -78,6 +79,9 @@ Run as root.
                       10000, 100000... up to N
   --handles N         files held open in part 3 (default 1000, 100 with
                       --short)
+  --nofile N          start the xtsfs daemon with RLIMIT_NOFILE N (soft
+                      and hard; default: this shell's limits). The daemon
+                      holds one fd per inode the kernel has cached
   --parts LIST        comma-separated, from: ${KNOWN_PARTS[*]}
                       (default $PARTS_ARG)
   --workdir DIR       where the volumes live, on a disk filesystem, not
@@ -122,6 +126,8 @@ parse_args() {
 		--max-entries=*) MAX_ENTRIES=${1#*=} ;;
 		--handles) HANDLES=${2:?--handles needs N}; handles_set=1; shift ;;
 		--handles=*) HANDLES=${1#*=}; handles_set=1 ;;
+		--nofile) NOFILE=${2:?--nofile needs N}; shift ;;
+		--nofile=*) NOFILE=${1#*=} ;;
 		--parts) PARTS_ARG=${2:?--parts needs a list}; shift ;;
 		--parts=*) PARTS_ARG=${1#*=} ;;
 		--workdir) WORKDIR=${2:?--workdir needs DIR}; shift ;;
@@ -145,6 +151,9 @@ parse_args() {
 		die "--max-entries: not a positive number: $MAX_ENTRIES"
 	if [ "$handles_set" = 1 ]; then
 		[[ $HANDLES =~ ^[1-9][0-9]*$ ]] || die "--handles: not a positive number: $HANDLES"
+	fi
+	if [ -n "$NOFILE" ] && ! [[ $NOFILE =~ ^[1-9][0-9]*$ ]]; then
+		die "--nofile: not a positive number: $NOFILE"
 	fi
 	IFS=, read -r -a PARTS <<<"$PARTS_ARG"
 	[ ${#PARTS[@]} -gt 0 ] || die "--parts: empty list"
@@ -341,7 +350,11 @@ setup_systems() {
 	mount_xtsfs
 }
 mount_xtsfs() {
-	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" "$CIPHER" "${MNT[xtsfs]}"
+	if [ -n "$NOFILE" ]; then
+		(ulimit -n "$NOFILE" && exec "$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" "$CIPHER" "${MNT[xtsfs]}")
+	else
+		"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" "$CIPHER" "${MNT[xtsfs]}"
+	fi
 }
 
 # Cold start: remount xtsfs (a fresh daemon), flush, drop the page cache.
@@ -495,50 +508,113 @@ part_throughput() {
 
 # ---------------------------------------------------------- 2. listing
 # mkfiles DIR N: N empty files f0000000... in DIR, one python3 process;
-# prints the seconds the creates took (without the interpreter's start).
+# prints the seconds the creates took (without the interpreter's start)
+# and the number of stalls. A stall: a create failed with EMFILE or
+# ENFILE (the xtsfs daemon keeps one lower fd per inode the kernel holds,
+# so it runs out at its RLIMIT_NOFILE); the helper then makes the kernel
+# forget its unused inodes (echo 2 > drop_caches), waits 0.5 s for the
+# FORGETs and tries again; the stalls are timed with the creates. A
+# create that failed may have made the file all the same: EEXIST on the
+# retry counts it as made.
 mkfiles() {
 	"$PYTHON" - "$1" "$2" <<'PY'
-import os, sys, time
+import errno, os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
+stalls = 0
 t0 = time.monotonic()
-for i in range(n):
-    os.close(os.open("%s/f%07d" % (d, i), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-print("%.6f" % (time.monotonic() - t0))
+i = tries = 0
+while i < n:
+    try:
+        os.close(os.open("%s/f%07d" % (d, i), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except OSError as e:
+        if e.errno == errno.EEXIST and tries > 0:
+            pass  # made by the create that failed
+        elif e.errno in (errno.EMFILE, errno.ENFILE) and tries < 10:
+            stalls += 1
+            tries += 1
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("2\n")
+            time.sleep(0.5)
+            continue
+        else:
+            raise
+    i += 1
+    tries = 0
+print("%.6f %d" % (time.monotonic() - t0, stalls))
 PY
 }
 
+# The listings: stdout counted or dropped; errors (one line each on
+# stderr) are kept in RUN_DIR/err and counted by ls_errors, not fatal:
+# ls goes on after a failed stat.
 # ls -f itself is what is measured (readdir, no stat, no sorting)
 # shellcheck disable=SC2012
-count_ls() { ls -f "$1" | wc -l >"$RUN_DIR/count"; }
-long_ls() { ls -l "$1" >/dev/null; }
+count_ls() { { ls -f "$1" 2>"$RUN_DIR/err" || true; } | wc -l >"$RUN_DIR/count"; }
+long_ls() { { ls -l "$1" 2>"$RUN_DIR/err" || true; } | wc -l >"$RUN_DIR/count"; }
+# ls_l_listed: how many entries the last long_ls printed (not "total")
+ls_l_listed() { awk '{print ($1 > 0 ? $1 - 1 : 0)}' "$RUN_DIR/count"; }
+# ls_errors: how many errors the last listing printed, and a sample
+ls_errors() {
+	local n
+	n=$(wc -l <"$RUN_DIR/err")
+	if [ "$n" != 0 ]; then
+		echo "scaling: $n errors from ls, e.g.: $(head -n 1 "$RUN_DIR/err")" >&2
+	fi
+	echo "$n"
+}
+
+FAILED=0
+FAILURES=()
+# soft_fail MESSAGE: a result that is wrong but measured: noted, the run
+# goes on, the exit status will be 1.
+soft_fail() {
+	echo "scaling: FAIL: $*" >&2
+	FAILED=1
+	FAILURES+=("$*")
+}
 
 # make_dir SYSTEM N: MNT/dN with N empty files, unless there already.
 make_dir() {
 	local d=${MNT[$1]}/d$2
 	[ -d "$d" ] && return 0
-	local secs
+	local secs stalls
 	mkdir "$d.tmp"
-	secs=$(mkfiles "$d.tmp" "$2")
+	read -r secs stalls < <(mkfiles "$d.tmp" "$2")
+	[ -n "$stalls" ] || fail "$1: could not create $2 files in $d.tmp"
 	mv "$d.tmp" "$d"
 	record listing create "$1" "$2" "$secs"
+	record listing create_stalls "$1" "$2" "$stalls"
+	if [ "$stalls" != 0 ]; then
+		soft_fail "$1: creating $2 files: $stalls creates failed with EMFILE/ENFILE until the kernel dropped its inodes"
+	fi
 }
 
 ls_point() {
-	local s=$1 n=$2 d c
+	local s=$1 n=$2 d c e
 	make_dir "$s" "$n"
 	d=${MNT[$s]}/d$n
 	cold_cache "$s"
 	tick
 	count_ls "$d"
 	tock
-	c=$(cat "$RUN_DIR/count")
-	[ "$c" = $((n + 2)) ] || fail "$s: ls -f $d gave $c lines, expected $((n + 2))"
 	record listing ls_f "$s" "$n" "$ELAPSED"
+	c=$(cat "$RUN_DIR/count")
+	e=$(ls_errors)
+	record listing ls_f_errors "$s" "$n" "$e"
+	if [ "$c" != $((n + 2)) ] || [ "$e" != 0 ]; then
+		soft_fail "$s: ls -f of $n entries: $c lines (expected $((n + 2))), $e errors"
+	fi
 	cold_cache "$s"
 	tick
 	long_ls "$d"
 	tock
 	record listing ls_l "$s" "$n" "$ELAPSED"
+	c=$(ls_l_listed)
+	e=$(ls_errors)
+	record listing ls_l_errors "$s" "$n" "$e"
+	if [ "$c" != "$n" ] || [ "$e" != 0 ]; then
+		soft_fail "$s: ls -l of $n entries: $c listed, $e errors"
+	fi
 	printf '  %-6s N=%-7s create %8.3f s   ls -f %8.3f s   ls -l %8.3f s\n' "$s" "$n" \
 		"$(get listing create "$s" "$n")" "$(get listing ls_f "$s" "$n")" "$ELAPSED"
 }
@@ -557,7 +633,7 @@ part_listing() {
 # ----------------------------------------------------------- 3. memory
 # mem_sample STATE N: record the daemon's VmRSS and VmHWM (KiB).
 mem_sample() {
-	local pids pid rss hwm
+	local pids pid rss hwm fds
 	pids=$(daemon_pids "${MNT[xtsfs]}")
 	if [ -z "$pids" ] || [ "$(wc -w <<<"$pids")" != 1 ]; then
 		fail "expected one xtsfs daemon for ${MNT[xtsfs]}, found: ${pids:-none}"
@@ -565,9 +641,12 @@ mem_sample() {
 	pid=$pids
 	read -r rss hwm < <(awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {print r, h}' \
 		"/proc/$pid/status")
+	fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
 	record memory rss "$1" "$2" "$rss"
 	record memory hwm "$1" "$2" "$hwm"
-	printf '  %-14s N=%-7s VmRSS %8s KiB   VmHWM %8s KiB\n' "$1" "$2" "$rss" "$hwm"
+	record memory fds "$1" "$2" "$fds"
+	printf '  %-14s N=%-7s VmRSS %8s KiB   VmHWM %8s KiB   fds %7s\n' \
+		"$1" "$2" "$rss" "$hwm" "$fds"
 }
 
 # Opens argv[2] files of directory argv[1] O_RDWR, says "ready", holds
@@ -615,6 +694,7 @@ part_memory() {
 	for n in "${ENTRIES[@]}"; do
 		make_dir xtsfs "$n"
 	done
+	cold_cache xtsfs # no inodes held: room for the new ones
 	[ -d "$hd" ] || { mkdir "$hd" && mkfiles "$hd" "$HANDLES" >/dev/null; }
 	cold_cache xtsfs
 	mem_sample mounted 0
@@ -623,6 +703,8 @@ part_memory() {
 		mem_sample fresh "$n"
 		long_ls "${MNT[xtsfs]}/d$n"
 		mem_sample stat "$n"
+		record memory ls_l_listed stat "$n" "$(ls_l_listed)"
+		record memory ls_l_errors stat "$n" "$(ls_errors)"
 		echo 2 >/proc/sys/vm/drop_caches
 		sleep 1 # FORGET arrives asynchronously
 		mem_sample forget "$n"
@@ -690,22 +772,24 @@ table_listing() {
 	local n s prev=
 	echo "Listing a directory of N empty files (cold: remount + drop_caches"
 	echo "before each ls; us/entry = seconds / N; marginal = slope from the"
-	echo "previous N, which leaves out the fixed cost of a cold start)"
+	echo "previous N, which leaves out the fixed cost of a cold start;"
+	echo "errors: create stalls on EMFILE / ls -f errors / ls -l errors)"
 	echo
 	{
-		printf 'N\tsystem\tcreate s\tcreate us/e\tls -f s\tls -f us/e\tls -f marg\tls -l s\tls -l us/e\tls -l marg\n'
+		printf 'N\tsystem\tcreate s\tcreate us/e\tls -f s\tls -f us/e\tls -f marg\tls -l s\tls -l us/e\tls -l marg\terrors\n'
 		for n in "${ENTRIES[@]}"; do
 			for s in "${SYSTEMS[@]}"; do
 				awk -v n="$n" -v s="$s" -v c="$(get listing create "$s" "$n")" \
 					-v f="$(get listing ls_f "$s" "$n")" -v l="$(get listing ls_l "$s" "$n")" \
 					-v pn="$prev" -v pf="$(get listing ls_f "$s" "$prev")" \
-					-v pl="$(get listing ls_l "$s" "$prev")" '
+					-v pl="$(get listing ls_l "$s" "$prev")" \
+					-v err="$(get listing create_stalls "$s" "$n")/$(get listing ls_f_errors "$s" "$n")/$(get listing ls_l_errors "$s" "$n")" '
 					function marg(t, pt) {
 						return pn == "" ? "-" : sprintf("%.2f", (t - pt) / (n - pn) * 1e6)
 					}
-					BEGIN {printf "%d\t%s\t%.3f\t%.1f\t%.3f\t%.2f\t%s\t%.3f\t%.2f\t%s\n",
+					BEGIN {printf "%d\t%s\t%.3f\t%.1f\t%.3f\t%.2f\t%s\t%.3f\t%.2f\t%s\t%s\n",
 						n, s, c, c / n * 1e6, f, f / n * 1e6, marg(f, pf),
-						l, l / n * 1e6, marg(l, pl)}'
+						l, l / n * 1e6, marg(l, pl), err}'
 			done
 			prev=$n
 		done
@@ -714,33 +798,50 @@ table_listing() {
 
 # mem_row STATE LABEL N BASE: a row of the memory table
 mem_row() {
-	local rss hwm
+	local rss hwm fds err listed
 	rss=$(get memory rss "$1" "$3")
 	hwm=$(get memory hwm "$1" "$3")
-	awk -v l="$2" -v n="$3" -v r="$rss" -v h="$hwm" -v b="$4" \
-		'BEGIN {printf "%s\t%d\t%d\t%d\t%+d\t%.0f\n", l, n, r, h, r - b, (r - b) * 1024 / n}'
+	fds=$(get memory fds "$1" "$3")
+	err=$(get memory ls_l_errors "$1" "$3")
+	listed=$(get memory ls_l_listed "$1" "$3")
+	awk -v l="$2" -v n="$3" -v r="$rss" -v h="$hwm" -v b="$4" -v f="$fds" \
+		-v e="${listed:--}/${err:--}" \
+		'BEGIN {printf "%s\t%d\t%d\t%d\t%+d\t%.0f\t%d\t%s\n", l, n, r, h, r - b, (r - b) * 1024 / n, f, e}'
+}
+# mem_plain STATE LABEL N: a row without a delta
+mem_plain() {
+	printf '%s\t%s\t%s\t%s\t-\t-\t%s\t-\n' "$2" "$3" "$(get memory rss "$1" "$4")" \
+		"$(get memory hwm "$1" "$4")" "$(get memory fds "$1" "$4")"
 }
 
 table_memory() {
 	local n base
 	echo "xtsfs daemon memory (KiB; delta = VmRSS minus that of the fresh daemon"
-	echo "just before the step; per entry = delta / N, in bytes)"
+	echo "just before the step; per entry = delta / N, in bytes; fds = the"
+	echo "daemon's open file descriptors (one per inode the kernel holds, one"
+	echo "per open file); listed/errs = entries that ls -l printed / errors it"
+	echo "printed)."
+	echo "The daemon's RLIMIT_NOFILE: $DAEMON_NOFILE."
 	echo
 	{
-		printf 'state\tN\tVmRSS KiB\tVmHWM KiB\tdelta KiB\tbytes/entry\n'
-		printf 'mounted\t-\t%s\t%s\t-\t-\n' "$(get memory rss mounted 0)" "$(get memory hwm mounted 0)"
+		printf 'state\tN\tVmRSS KiB\tVmHWM KiB\tdelta KiB\tbytes/entry\tfds\tlisted/errs\n'
+		mem_plain mounted mounted - 0
 		for n in "${ENTRIES[@]}"; do
 			base=$(get memory rss fresh "$n")
-			printf 'fresh mount\t%s\t%s\t%s\t-\t-\n' "$n" "$base" "$(get memory hwm fresh "$n")"
+			mem_plain fresh "fresh mount" "$n" "$n"
 			mem_row stat "after ls -l" "$n" "$base"
 			mem_row forget "after drop_caches 2" "$n" "$base"
 		done
 		base=$(get memory rss fresh_handles "$HANDLES")
-		printf 'fresh mount\t%s\t%s\t%s\t-\t-\n' "$HANDLES" "$base" \
-			"$(get memory hwm fresh_handles "$HANDLES")"
+		mem_plain fresh_handles "fresh mount" "$HANDLES" "$HANDLES"
 		mem_row handles_open "files held open" "$HANDLES" "$base"
 		mem_row handles_closed "after closing them" "$HANDLES" "$base"
 	} | columns
+}
+
+# json_list STRING...: a JSON array of strings
+json_list() {
+	"$PYTHON" -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"
 }
 
 write_json() {
@@ -749,6 +850,7 @@ write_json() {
 	M_LOAD0=$LOAD_START M_LOAD1=$(cut -d' ' -f1-3 /proc/loadavg) \
 	M_WORKDIR=$WORKDIR M_FSTYPE=$FSTYPE M_SHORT=$SHORT M_COMMIT=$COMMIT \
 	M_VERSION=$XTSFS_VERSION M_CORE=${XTSFS_CORE:-} M_COMMAND=$COMMAND \
+	M_NOFILE=$DAEMON_NOFILE M_NOFILE_OPT=$NOFILE M_FAILURES=$(json_list "${FAILURES[@]}") \
 	M_SRC=$SRC_MIB M_PER_POINT=$PER_POINT_MIB M_HANDLES=$HANDLES M_PARTS=$PARTS_ARG \
 		"$PYTHON" - "$RESULTS" "$JSON_OUT" <<'PY'
 import json, os, sys
@@ -766,6 +868,7 @@ out = {
         "xtsfs_cipher_core": e["M_CORE"], "command": e["M_COMMAND"],
         "source_mib": int(e["M_SRC"]), "per_point_mib": int(e["M_PER_POINT"]),
         "handles": int(e["M_HANDLES"]), "parts": e["M_PARTS"].split(","),
+        "daemon_rlimit_nofile": e["M_NOFILE"], "nofile_option": e["M_NOFILE_OPT"], "failures": json.loads(e["M_FAILURES"]),
     },
     "throughput": {"unit": "MB/s", "pipe_source_MBps": None, "points": []},
     "listing": {"unit": "s", "points": []},
@@ -782,9 +885,10 @@ for line in open(sys.argv[1]):
         else:
             tp.setdefault(int(x), {}).setdefault(system, {})[metric + "_MBps"] = num(v)
     elif part == "listing":
-        ls.setdefault(int(x), {}).setdefault(system, {})[metric + "_s"] = num(v)
+        key = metric + "_s" if metric in ("create", "ls_f", "ls_l") else metric
+        ls.setdefault(int(x), {}).setdefault(system, {})[key] = num(v)
     elif part == "memory":
-        key = "vmrss_kib" if metric == "rss" else "vmhwm_kib"
+        key = {"rss": "vmrss_kib", "hwm": "vmhwm_kib"}.get(metric, metric)
         mem.setdefault((system, int(x)), {"state": system, "n": int(x)})[key] = num(v)
 for mib in sorted(tp):
     out["throughput"]["points"].append(dict(size_mib=mib, **tp[mib]))
@@ -845,14 +949,19 @@ write_plots() {
 	if in_list listing "${PARTS[@]}"; then
 		for n in "${ENTRIES[@]}"; do
 			printf '%s' "$n"
-			for s in "${SYSTEMS[@]}"; do
+			for s in "${SYSTEMS[@]}"; do # a listing with errors is not drawn
 				awk -v n="$n" -v f="$(get listing ls_f "$s" "$n")" -v l="$(get listing ls_l "$s" "$n")" \
-					'BEGIN {printf " %.3f %.3f", f / n * 1e6, l / n * 1e6}'
+					-v fe="$(get listing ls_f_errors "$s" "$n")" -v le="$(get listing ls_l_errors "$s" "$n")" \
+					'BEGIN {
+						if (fe > 0) printf " ?"; else printf " %.3f", f / n * 1e6
+						if (le > 0) printf " ?"; else printf " %.3f", l / n * 1e6
+					}'
 			done
 			printf '\n'
 		done >"$dat/ls.dat"
 		gnuplot_png scaling-listing.png "
-			set title \"Cold directory listing: time per entry vs entries\n$sub\"
+			set title \"Cold directory listing: time per entry vs entries (listings with errors not drawn)\n$sub\"
+			set datafile missing '?'
 			set logscale x 10
 			set xrange [${ENTRIES[0]} / 1.5:${ENTRIES[-1]} * 1.5]
 			set xlabel 'entries in the directory (log scale)'
@@ -927,6 +1036,9 @@ main() {
 	XTSFS_BIN=$RUN_DIR/bin
 	setup_systems
 	echo "  xtsfs cipher core: ${XTSFS_CORE:-?}"
+	DAEMON_NOFILE=$(awk '/^Max open files/ {print $4 " soft, " $5 " hard"}' \
+		"/proc/$(daemon_pids "${MNT[xtsfs]}" | head -n 1)/limits")
+	echo "  xtsfs daemon RLIMIT_NOFILE: $DAEMON_NOFILE"
 
 	local p t0
 	for p in "${KNOWN_PARTS[@]}"; do
@@ -952,6 +1064,12 @@ main() {
 	if [ -n "$PLOT_DIR" ]; then
 		echo
 		write_plots
+	fi
+	if [ "$FAILED" != 0 ]; then
+		echo
+		echo "scaling: FAILED (measured, but wrong):" >&2
+		printf '  - %s\n' "${FAILURES[@]}" >&2
+		exit 1
 	fi
 }
 
