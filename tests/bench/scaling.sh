@@ -591,6 +591,7 @@ make_dir() {
 
 ls_point() {
 	local s=$1 n=$2 d c e
+	cold_cache "$s" # every create starts with no inodes held
 	make_dir "$s" "$n"
 	d=${MNT[$s]}/d$n
 	cold_cache "$s"
@@ -691,6 +692,7 @@ hold_files() {
 part_memory() {
 	local n hd=${MNT[xtsfs]}/handles
 	echo "3. xtsfs daemon memory"
+	cold_cache xtsfs # no inodes held (even [ -d ] needs a lookup)
 	for n in "${ENTRIES[@]}"; do
 		make_dir xtsfs "$n"
 	done
