@@ -80,7 +80,8 @@ Run as root.
   --handles N         files held open in part 3 (default 1000, 100 with
                       --short)
   --nofile N          start the xtsfs daemon with RLIMIT_NOFILE N (soft
-                      and hard; default: this shell's limits). The daemon
+                      and hard; default: this shell's limits; above the
+                      hard limit needs CAP_SYS_RESOURCE). The daemon
                       holds one fd per inode the kernel has cached
   --parts LIST        comma-separated, from: ${KNOWN_PARTS[*]}
                       (default $PARTS_ARG)
@@ -237,6 +238,9 @@ check_prereqs() {
 		missing+=("$XTSFS_BIN/xtsfs and xtsfs-mkfs (build: meson setup build && ninja -C build, or --xtsfs-bin DIR)")
 	if [ -n "$PLOT_DIR" ]; then
 		have gnuplot || missing+=("gnuplot, for --plot (Debian package gnuplot-nox)")
+	fi
+	if [ -n "$NOFILE" ] && ! (ulimit -n "$NOFILE") 2>/dev/null; then
+		missing+=("permission to set RLIMIT_NOFILE to $NOFILE for --nofile (the hard limit is $(ulimit -Hn); raising it needs CAP_SYS_RESOURCE)")
 	fi
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "scaling: missing prerequisites:" >&2
