@@ -80,6 +80,7 @@ GROUPS_ARG=seq,fio,tree
 SHORT=0
 JSON_OUT=
 XTSFS_BIN=${XTSFS_BIN:-$REPO/build/tools}
+XTSFS_OPTS=()
 
 KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs)
 KNOWN_GROUPS=(seq fio tree)
@@ -136,6 +137,8 @@ and 2 jobs, tar/find/ls/du/rm/rsync of many small files). Run as root.
                       random source file and the tree between invocations
   --xtsfs-bin DIR     directory with xtsfs and xtsfs-mkfs
                       (default \$XTSFS_BIN or $REPO/build/tools)
+  --xtsfs-opts OPTS   mount xtsfs with -o OPTS (e.g. writeback); the
+                      JSON meta records them
   --json FILE         also write every raw number to FILE
   -h, --help          show this help
 
@@ -167,6 +170,8 @@ parse_args() {
 		--workdir) WORKDIR=${2:?--workdir needs DIR}; shift ;;
 		--workdir=*) WORKDIR=${1#*=} ;;
 		--xtsfs-bin) XTSFS_BIN=${2:?--xtsfs-bin needs DIR}; shift ;;
+		--xtsfs-opts) XTSFS_OPTS=(-o "${2:?--xtsfs-opts needs OPTS}"); shift ;;
+		--xtsfs-opts=*) XTSFS_OPTS=(-o "${1#*=}") ;;
 		--xtsfs-bin=*) XTSFS_BIN=${1#*=} ;;
 		--json) JSON_OUT=${2:?--json needs FILE}; shift ;;
 		--json=*) JSON_OUT=${1#*=} ;;
@@ -511,7 +516,8 @@ setup_xtsfs() {
 	mount_xtsfs
 }
 mount_xtsfs() {
-	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" "${SYSDIR[xtsfs]}/cipher" "${MNT[xtsfs]}"
+	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" ${XTSFS_OPTS[@]+"${XTSFS_OPTS[@]}"} \
+		"${SYSDIR[xtsfs]}/cipher" "${MNT[xtsfs]}"
 }
 remount_xtsfs() {
 	fuse_unmount "${MNT[xtsfs]}"
@@ -1096,6 +1102,7 @@ write_json() {
 		printf '    "versions": {'
 		printf '"xtsfs": %s, ' "$(json_str "$XTSFS_VERSION")"
 		printf '"xtsfs_cipher_core": %s, ' "$(json_str "${XTSFS_CORE:-}")"
+		printf '"xtsfs_mount_options": %s, ' "$(json_str "${XTSFS_OPTS[1]:-}")"
 		printf '"fuse-overlayfs": %s, ' "$(json_str "$OVERLAY_VERSION")"
 		printf '"gocryptfs": %s, ' "$(json_str "$GOCRYPTFS_VERSION")"
 		printf '"securefs": %s, ' "$(json_str "$SECUREFS_VERSION")"
@@ -1261,6 +1268,7 @@ main() {
 		"seq $SEQ_MIB MiB, fio $FIO_MIB MiB ${FIO_SECS}s (2 jobs: one shared file)," \
 		"tree $TREE_FILES files"
 	echo "  systems: ${SYSTEMS[*]}; workloads: ${GROUPS_SEL[*]}"
+	[ ${#XTSFS_OPTS[@]} -eq 0 ] || echo "  xtsfs mount options: ${XTSFS_OPTS[1]}"
 	echo "  versions: xtsfs ${XTSFS_VERSION:-?}; ${OVERLAY_VERSION:-fuse-overlayfs ?};" \
 		"${GOCRYPTFS_VERSION:-gocryptfs ?}; ${SECUREFS_VERSION:-securefs ?};" \
 		"${FIO_VERSION:-fio not installed}; ${RSYNC_VERSION:-rsync ?}"
