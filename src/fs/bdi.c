@@ -33,12 +33,23 @@ static void unescape(char *s)
 int bdi_find(const char *mountpoint, char *devname, unsigned size)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = bdi_find_in(f, mountpoint, devname, size);
+	fclose(f);
+	return err;
+}
+
+/* see bdi.h */
+int bdi_find_in(FILE *f, const char *mountpoint, char *devname,
+		unsigned size)
+{
 	char *line = NULL;
 	size_t cap = 0;
 	int err = -ENOENT;
 
-	if (!f)
-		return -errno;
 	/*
 	 * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - FSTYPE SRC SOPTS";
 	 * later lines are mounted later, so the last match is the top one.
@@ -72,7 +83,6 @@ int bdi_find(const char *mountpoint, char *devname, unsigned size)
 		err = 0;
 	}
 	free(line);
-	fclose(f);
 	return err;
 }
 

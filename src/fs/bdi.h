@@ -17,6 +17,7 @@
 #define XTSFS_BDI_H
 
 #include <stdatomic.h>
+#include <stdio.h>
 
 /* struct bdi_tune - what to set, once. Zero-initialised: nothing to do. */
 struct bdi_tune {
@@ -31,6 +32,10 @@ struct bdi_tune {
  * Return: 0, -ENOENT if there is none, or another -errno.
  */
 int bdi_find(const char *mountpoint, char *devname, unsigned size);
+
+/* bdi_find_in() - the same, reading mountinfo lines from @f. */
+int bdi_find_in(FILE *f, const char *mountpoint, char *devname,
+		unsigned size);
 
 /*
  * bdi_tune_once() - apply @t the first time it is called (later calls
