@@ -45,7 +45,7 @@ struct xinode {
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
 	pthread_mutex_t seen_lock; /* the three below */
-	bool seen_ok;              /* seen_* describe the lower file */
+	bool seen_ok;              /* seen_* describe the lower object */
 	struct timespec seen_mtime; /* lower mtime as last seen or written */
 	off_t seen_size;           /* lower size as last seen or written */
 };
@@ -1629,6 +1629,32 @@ static void xfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ---- directories -------------------------------------------------------- */
 
+/*
+ * Whether lower directory @fd is unchanged since the previous call (same
+ * mtime and size), and remember it. Timestamps are coarse: an entry
+ * added in the same tick as the last change leaves the mtime as it was,
+ * so a state whose mtime is less than 2 s old is not remembered (the
+ * next call says "changed"), as git does with its index.
+ */
+static bool dir_unchanged(struct xinode *in, int fd)
+{
+	struct timespec now;
+	struct stat st;
+	bool same;
+
+	if (fstat(fd, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+		return false;
+	pthread_mutex_lock(&in->seen_lock);
+	same = in->seen_ok && in->seen_size == st.st_size &&
+	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
+	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
+	in->seen_ok = now.tv_sec - st.st_mtim.tv_sec >= 2;
+	in->seen_mtime = st.st_mtim;
+	in->seen_size = st.st_size;
+	pthread_mutex_unlock(&in->seen_lock);
+	return same;
+}
+
 static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -1652,6 +1678,12 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)d;
+	/*
+	 * Let the kernel keep this directory's listing (its own changes
+	 * drop it) while the lower directory is what we last listed.
+	 */
+	fi->cache_readdir = 1;
+	fi->keep_cache = dir_unchanged(in, fd);
 	fuse_reply_open(req, fi);
 }
 

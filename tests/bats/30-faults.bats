@@ -181,6 +181,30 @@ assert diff and all(96 <= i < 112 for i in diff), diff[:10]
 PY
 }
 
+@test "a lower directory changed behind the mount's back is listed anew at the next opendir" {
+	mount_vol "$C" "$M" -o entry_timeout=0,attr_timeout=0
+	mkdir "$M/d"
+	for n in a b c; do echo "$n" >"$M/d/$n"; done
+	ld=$(lower_of "$M/d")
+	lb=$(lower_of "$M/d/b")
+	# an old lower mtime: the daemon remembers it, the kernel keeps the
+	# listing from the second opendir on
+	touch -d '2000-01-01 00:00:00' "$ld"
+	[ "$(ls "$M/d" | tr '\n' ' ')" = "a b c " ]
+	[ "$(ls "$M/d" | tr '\n' ' ')" = "a b c " ]
+	# removed directly in the cipher directory (a new lower mtime)
+	rm "$lb"
+	[ "$(ls "$M/d" | tr '\n' ' ')" = "a c " ]
+	# a lower mtime under 2 s old is never taken as "unchanged": an entry
+	# removed in the same clock tick would leave mtime and size as they were
+	ls "$M/d" >/dev/null
+	x=$(stat -c %y "$ld")
+	mv "$(lower_of "$M/d/c")" "$T/saved"
+	touch -d "$x" "$ld"
+	[ "$(stat -c %y "$ld")" = "$x" ]
+	[ "$(ls "$M/d" | tr '\n' ' ')" = "a " ]
+}
+
 @test "a lower file replaced in place behind the mount's back reads as its new contents" {
 	mount_vol "$C" "$M"
 	prepare g 10000 33
