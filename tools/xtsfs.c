@@ -43,14 +43,15 @@
  */
 #define READ_AHEAD_KB 4096
 
+/* Worker threads serving requests (they never exit; see serve_loop). */
+#define MAX_THREADS 16
+
 /*
  * How long the kernel may trust names and attributes without asking
  * (seconds). Everything done through the mount keeps the kernel's view
  * exact; the timeouts only bound how late a change made directly in the
  * cipher directory shows.
  */
-#define MAX_THREADS 16
-
 #define ATTR_TIMEOUT 30.0
 #define ENTRY_TIMEOUT 30.0
 
