@@ -70,6 +70,9 @@ shopt -s inherit_errexit
 export LC_ALL=C
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BENCH_PROG=fsbench
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
 
 # ---------------------------------------------------------------- settings
 WORKDIR=/var/tmp/xtsfs-bench
@@ -231,7 +234,6 @@ set_sizes() {
 }
 
 # ---------------------------------------------------------- prerequisites
-have() { command -v "$1" >/dev/null 2>&1; }
 
 check_prereqs() {
 	local missing=() s
@@ -285,14 +287,6 @@ check_prereqs() {
 	fi
 }
 
-in_list() {
-	local x=$1 y
-	shift
-	for y in "$@"; do
-		[ "$x" = "$y" ] && return 0
-	done
-	return 1
-}
 
 # Refuse memory-backed work dirs; print the type.
 check_workdir() {
@@ -327,25 +321,7 @@ declare -A MNT SYSDIR
 
 register_mount() { MOUNTS+=("$1"); }
 
-# PIDs of processes with exactly $1 among their arguments: the FUSE
-# daemon serving that mount point (the paths are unique to this run).
-daemon_pids() {
-	local p args
-	for p in /proc/[0-9]*; do
-		{ mapfile -d '' -t args <"$p/cmdline"; } 2>/dev/null || continue
-		if [ ${#args[@]} -gt 0 ] && in_list "$1" "${args[@]}"; then
-			echo "${p#/proc/}"
-		fi
-	done
-}
 
-# pid_alive PID: the process exists and is not a zombie.
-pid_alive() {
-	local st
-	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	st=${st##*) }
-	[ "${st%% *}" != Z ]
-}
 
 # The system whose FUSE mount point is $1 (empty if none).
 mount_system() {
@@ -402,29 +378,12 @@ daemon_rss() {
 	return 0
 }
 
-# Unmount a FUSE mount point and wait until its daemon has exited, so the
-# next mount never races with a daemon still flushing the lower files.
-# Samples the daemon's peak RSS first.
+# Unmount a FUSE mount point and wait until its daemon has exited
+# (lib.sh), after sampling the daemon's peak RSS.
 fuse_unmount() {
-	local mnt=$1 pids i pid
-	mountpoint -q "$mnt" || return 0
-	daemon_rss "$mnt"
-	pids=$(daemon_pids "$mnt")
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		fusermount3 -u "$mnt" 2>/dev/null && break
-		sleep 0.5
-	done
-	if mountpoint -q "$mnt"; then
-		echo "fsbench: $mnt busy; lazy unmount" >&2
-		fusermount3 -uz "$mnt" || true
-	fi
-	for pid in $pids; do
-		for i in $(seq 1 300); do
-			pid_alive "$pid" || break
-			sleep 0.1
-		done
-	done
-	! mountpoint -q "$mnt"
+	mountpoint -q "$1" || return 0
+	daemon_rss "$1"
+	unmount_wait "$1"
 }
 
 # wait_mounted DIR: wait (up to 10 s) for a daemon that mounts DIR in
@@ -882,21 +841,6 @@ fmt_num() {
 	}'
 }
 
-# Align tab-separated lines into columns, a dashed line under the first.
-columns() {
-	awk -F'\t' '
-		{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > wd[i]) wd[i] = length($i) }
-		  if (NF > nf) nf = NF }
-		END {
-			for (r = 1; r <= NR; r++) {
-				line = ""
-				for (i = 1; i <= nf; i++)
-					line = line sprintf(i == 1 ? "%-*s" : "  %-*s", wd[i], c[r, i])
-				sub(/ +$/, "", line); print line
-				if (r == 1) { dash = line; gsub(/./, "-", dash); print dash }
-			}
-		}'
-}
 
 # Which ratio columns the main table has: xtsfs against bare and
 # fuse-overlayfs, if selected, and against the best encrypting peer.
@@ -968,7 +912,7 @@ print_table() {
 			fi
 			printf '\n'
 		done
-	} | columns
+	} | columns left
 }
 
 # target_eval W: "RATIO BOUND REF_NAME REF_VALUE VERDICT" for xtsfs on W
@@ -1037,7 +981,7 @@ print_targets() {
 				"$(awk -v k="$rss" 'BEGIN {printf "%.1f", k / 1024}')" "$TARGET_RSS_MIB" \
 				"$([ "$rss" -le $((TARGET_RSS_MIB * 1024)) ] && echo met || echo "NOT MET")"
 		fi
-	} | columns
+	} | columns left
 }
 
 print_daemons() {
@@ -1062,7 +1006,7 @@ print_daemons() {
 				"$(daemon_median "$s" cpu_read)" \
 				"$(awk -v k="$rss" 'BEGIN {printf "%.1f", k / 1024}')"
 		done
-	} | columns
+	} | columns left
 }
 
 json_str() {

@@ -44,6 +44,9 @@ shopt -s inherit_errexit
 export LC_ALL=C
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BENCH_PROG=scaling
+# shellcheck source=tests/bench/lib.sh
+. "$REPO/tests/bench/lib.sh"
 
 # ---------------------------------------------------------------- settings
 WORKDIR=/var/tmp/xtsfs-scaling
@@ -204,17 +207,8 @@ set_sizes() {
 	SRC_MIB=$((BIG_MIB < 1024 ? BIG_MIB : 1024))
 }
 
-in_list() {
-	local x=$1 y
-	shift
-	for y in "$@"; do
-		[ "$x" = "$y" ] && return 0
-	done
-	return 1
-}
 
 # ---------------------------------------------------------- prerequisites
-have() { command -v "$1" >/dev/null 2>&1; }
 
 check_prereqs() {
 	local missing=() tool pkg
@@ -289,37 +283,7 @@ MADE_WORKDIR=0
 HOLDER_PID=
 declare -A MNT
 
-# PIDs of processes with exactly $1 among their arguments: the FUSE
-# daemon serving that mount point (the paths are unique to this run).
-daemon_pids() {
-	local p args
-	for p in /proc/[0-9]*; do
-		{ mapfile -d '' -t args <"$p/cmdline"; } 2>/dev/null || continue
-		if [ ${#args[@]} -gt 0 ] && in_list "$1" "${args[@]}"; then
-			echo "${p#/proc/}"
-		fi
-	done
-}
 
-# Unmount a FUSE mount point and wait until its daemon has exited, so the
-# next mount never races with a daemon still flushing the lower files.
-fuse_unmount() {
-	local mnt=$1 pids i pid
-	mountpoint -q "$mnt" || return 0
-	pids=$(daemon_pids "$mnt")
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		fusermount3 -u "$mnt" 2>/dev/null && break
-		sleep 0.5
-	done
-	if mountpoint -q "$mnt"; then
-		echo "scaling: $mnt busy; lazy unmount" >&2
-		fusermount3 -uz "$mnt" || true
-	fi
-	for pid in $pids; do # no polling: tail returns when pid exits
-		timeout 30 tail --pid="$pid" -f /dev/null || true
-	done
-	! mountpoint -q "$mnt"
-}
 
 cleanup() {
 	local rc=$? busy=0
@@ -330,7 +294,7 @@ cleanup() {
 		wait "$HOLDER_PID" 2>/dev/null
 	fi
 	if [ -n "${MNT[xtsfs]:-}" ]; then
-		fuse_unmount "${MNT[xtsfs]}" || busy=1
+		unmount_wait "${MNT[xtsfs]}" || busy=1
 	fi
 	if [ -n "$RUN_DIR" ] && [ -d "$RUN_DIR" ]; then
 		if [ "$busy" = 0 ]; then
@@ -364,7 +328,7 @@ mount_xtsfs() {
 # Cold start: remount xtsfs (a fresh daemon), flush, drop the page cache.
 cold_cache() {
 	if [ "$1" = xtsfs ]; then
-		fuse_unmount "${MNT[xtsfs]}"
+		unmount_wait "${MNT[xtsfs]}"
 		mount_xtsfs
 	fi
 	sync
@@ -729,21 +693,6 @@ fmt_size() {
 	fi
 }
 
-# columns: tab-separated stdin -> aligned, with a dashed line under row 1
-columns() {
-	awk -F'\t' '
-		{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > wd[i]) wd[i] = length($i) }
-		  if (NF > nf) nf = NF }
-		END {
-			for (r = 1; r <= NR; r++) {
-				line = ""
-				for (i = 1; i <= nf; i++)
-					line = line sprintf(i == 1 ? "%-*s" : "  %*s", wd[i], c[r, i])
-				sub(/ +$/, "", line); print line
-				if (r == 1) { dash = line; gsub(/./, "-", dash); print dash }
-			}
-		}'
-}
 
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else print "-"}'
@@ -768,7 +717,7 @@ table_throughput() {
 				"$(get throughput reps - "$mib")" "$bw" "$xw" "$(ratio "$xw" "$bw")" \
 				"$br" "$xr" "$(ratio "$xr" "$br")"
 		done
-	} | columns
+	} | columns right
 }
 
 # The marginal columns are the slope between this N and the previous
@@ -799,7 +748,7 @@ table_listing() {
 			done
 			prev=$n
 		done
-	} | columns
+	} | columns right
 }
 
 # mem_row STATE LABEL N BASE: a row of the memory table
@@ -842,7 +791,7 @@ table_memory() {
 		mem_plain fresh_handles "fresh mount" "$HANDLES" "$HANDLES"
 		mem_row handles_open "files held open" "$HANDLES" "$base"
 		mem_row handles_closed "after closing them" "$HANDLES" "$base"
-	} | columns
+	} | columns right
 }
 
 # json_list STRING...: a JSON array of strings
@@ -1053,7 +1002,7 @@ main() {
 		"part_$p"
 		echo "  ($p took $((SECONDS - t0)) s)"
 	done
-	fuse_unmount "${MNT[xtsfs]}"
+	unmount_wait "${MNT[xtsfs]}"
 
 	echo
 	echo "Load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (start: $LOAD_START)"

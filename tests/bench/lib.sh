@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# lib.sh - helpers shared by fsbench.sh and scaling.sh, sourced by both.
+# The caller sets BENCH_PROG, its name for messages.
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# in_list X ITEM...: X is one of the items.
+in_list() {
+	local x=$1 y
+	shift
+	for y in "$@"; do
+		[ "$x" = "$y" ] && return 0
+	done
+	return 1
+}
+
+# PIDs of processes with exactly $1 among their arguments: the FUSE
+# daemon serving that mount point (the paths are unique to a run).
+daemon_pids() {
+	local p args
+	for p in /proc/[0-9]*; do
+		{ mapfile -d '' -t args <"$p/cmdline"; } 2>/dev/null || continue
+		if [ ${#args[@]} -gt 0 ] && in_list "$1" "${args[@]}"; then
+			echo "${p#/proc/}"
+		fi
+	done
+}
+
+# pid_alive PID: the process exists and is not a zombie.
+pid_alive() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+
+# unmount_wait MNT: unmount a FUSE mount point (lazily if it stays busy)
+# and wait up to 30 s until its daemon has exited, so the next mount
+# never races with a daemon still flushing the lower files.
+unmount_wait() {
+	local mnt=$1 pids pid
+	mountpoint -q "$mnt" || return 0
+	pids=$(daemon_pids "$mnt")
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		fusermount3 -u "$mnt" 2>/dev/null && break
+		sleep 0.5
+	done
+	if mountpoint -q "$mnt"; then
+		echo "$BENCH_PROG: $mnt busy; lazy unmount" >&2
+		fusermount3 -uz "$mnt" || true
+	fi
+	for pid in $pids; do
+		for _ in $(seq 1 300); do
+			pid_alive "$pid" || break
+			sleep 0.1
+		done
+	done
+	! mountpoint -q "$mnt"
+}
+
+# columns left|right: tab-separated lines on stdin, aligned into
+# columns, with a dashed line under the first; every column but the
+# first is left- or right-aligned.
+columns() {
+	local right=0
+	[ "$1" = right ] && right=1
+	awk -F'\t' -v right="$right" '
+		{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > wd[i]) wd[i] = length($i) }
+		  if (NF > nf) nf = NF }
+		END {
+			for (r = 1; r <= NR; r++) {
+				line = ""
+				for (i = 1; i <= nf; i++)
+					line = line sprintf(i == 1 ? "%-*s" : right ? "  %*s" : "  %-*s", wd[i], c[r, i])
+				sub(/ +$/, "", line); print line
+				if (r == 1) { dash = line; gsub(/./, "-", dash); print dash }
+			}
+		}'
+}
