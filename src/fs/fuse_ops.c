@@ -1129,26 +1129,39 @@ static int reopen(const struct xinode *in, int flags)
 }
 
 /*
+ * seen_check() - whether lower object @fd has the mtime and size last
+ * seen (only if @compare), then remember them; a state whose mtime is
+ * less than @min_age seconds old is remembered as unknown.
+ */
+static bool seen_check(struct xinode *in, int fd, bool compare,
+		       time_t min_age)
+{
+	struct timespec now = { 0 };
+	struct stat st;
+	bool same;
+
+	if (fstat(fd, &st) != 0 ||
+	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0))
+		return false;
+	pthread_mutex_lock(&in->seen_lock);
+	same = compare && in->seen_ok && in->seen_size == st.st_size &&
+	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
+	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
+	in->seen_ok = !min_age || now.tv_sec - st.st_mtim.tv_sec >= min_age;
+	in->seen_mtime = st.st_mtim;
+	in->seen_size = st.st_size;
+	pthread_mutex_unlock(&in->seen_lock);
+	return same;
+}
+
+/*
  * Record the lower file as we leave it (after our own writes), and tell
  * whether it is still as we last saw it: only then may an open keep the
  * kernel's page cache (nobody changed the cipher file behind our back).
  */
 static bool seen_update(struct xinode *in, int fd, bool compare)
 {
-	struct stat st;
-	bool same = false;
-
-	if (fstat(fd, &st) != 0)
-		return false;
-	pthread_mutex_lock(&in->seen_lock);
-	same = compare && in->seen_ok && in->seen_size == st.st_size &&
-	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
-	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
-	in->seen_ok = true;
-	in->seen_mtime = st.st_mtim;
-	in->seen_size = st.st_size;
-	pthread_mutex_unlock(&in->seen_lock);
-	return same;
+	return seen_check(in, fd, compare, 0);
 }
 
 /* Load the header of regular file @in (opened as @fd) if not loaded. */
@@ -1638,22 +1651,9 @@ static void xfs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
  */
 static bool dir_unchanged(struct xinode *in, int fd)
 {
-	struct timespec now;
-	struct stat st;
-	bool same;
-
-	if (fstat(fd, &st) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
-		return false;
-	pthread_mutex_lock(&in->seen_lock);
-	same = in->seen_ok && in->seen_size == st.st_size &&
-	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
-	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
-	in->seen_ok = now.tv_sec - st.st_mtim.tv_sec >= 2;
-	in->seen_mtime = st.st_mtim;
-	in->seen_size = st.st_size;
-	pthread_mutex_unlock(&in->seen_lock);
-	return same;
+	return seen_check(in, fd, true, 2);
 }
+
 
 static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
