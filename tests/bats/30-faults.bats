@@ -20,6 +20,16 @@ setup() {
 }
 teardown() { common_teardown; }
 
+# cut_file NAME SIZE SEED LOWER: prepare NAME, then cut its lower file to
+# LOWER bytes while the volume is unmounted; leaves $C mounted on $M.
+cut_file() {
+	mount_vol "$C" "$M"
+	prepare "$1" "$2" "$3"
+	umount_vol "$M"
+	truncate -s "$4" "$LO"
+	mount_vol "$C" "$M"
+}
+
 # prepare NAME SIZE SEED: a file of SIZE random bytes written through a
 # mount of $C (mounted and unmounted here), with its reference copy in $R;
 # prints nothing, sets LO to its lower path.
@@ -86,11 +96,7 @@ overwrite() {
 	# FORMAT 3.2: XTS blocks of a unit are independent, and a unit of L
 	# bytes with L a multiple of 16 needs no stealing: the first L bytes
 	# of a full unit decrypt to the first L plaintext bytes.
-	mount_vol "$C" "$M"
-	prepare f 10000 5
-	umount_vol "$M"
-	truncate -s $((40 + 4096 + 2048)) "$LO"
-	mount_vol "$C" "$M"
+	cut_file f 10000 5 $((40 + 4096 + 2048))
 	[ "$(lsize "$M/f")" -eq 6144 ]
 	cmp "$M/f" <(head -c 6144 "$R/f")
 }
@@ -98,11 +104,7 @@ overwrite() {
 @test "a lower file cut into a short tail (1..15 bytes): EIO, not garbage" {
 	# FORMAT 3.5: the tail's padding must decrypt to zeros; the slot of a
 	# file that had no short tail is zero, so the check fails.
-	mount_vol "$C" "$M"
-	prepare f 10000 6
-	umount_vol "$M"
-	truncate -s $((40 + 4096 + 5)) "$LO"
-	mount_vol "$C" "$M"
+	cut_file f 10000 6 $((40 + 4096 + 5))
 	[ "$(lsize "$M/f")" -eq 4101 ]
 	run cat "$M/f"
 	[ "$status" -ne 0 ]
@@ -116,11 +118,7 @@ overwrite() {
 	# before it are intact. FORMAT 3.2: a unit of L = 904 bytes
 	# (56 blocks + 8 bytes) decrypts blocks 0..54 as a full unit would;
 	# only the last two (ciphertext stealing) come out wrong.
-	mount_vol "$C" "$M"
-	prepare f 10000 7
-	umount_vol "$M"
-	truncate -s $((40 + 5000)) "$LO"
-	mount_vol "$C" "$M"
+	cut_file f 10000 7 $((40 + 5000))
 	[ "$(lsize "$M/f")" -eq 5000 ]
 	cat "$M/f" >"$T/read"
 	[ "$(lsize "$T/read")" -eq 5000 ]
@@ -129,11 +127,7 @@ overwrite() {
 
 @test "a lower file cut in the middle of a unit: the read is correct or EIO, never garbage" {
 	skip "KNOWN LIMITATION (doc/SECURITY.md): the last CTS blocks of a cut unit decrypt to garbage, returned silently"
-	mount_vol "$C" "$M"
-	prepare f 10000 7
-	umount_vol "$M"
-	truncate -s $((40 + 5000)) "$LO"
-	mount_vol "$C" "$M"
+	cut_file f 10000 7 $((40 + 5000))
 	[ "$(lsize "$M/f")" -eq 5000 ]
 	run cmp "$M/f" <(head -c 5000 "$R/f")
 	if [ "$status" -ne 0 ]; then

@@ -239,12 +239,7 @@ change_blocks() {
 }
 
 @test "rsync --checksum: two backups of an unchanged volume are identical" {
-	mkdir "$T/src"
-	make_port_tree "$T/src"
-	mkvol "$T/c"
-	mount_vol "$T/c" "$T/m"
-	cp -a "$T/src/." "$T/m/"
-	umount_vol "$T/m"
+	port_volume
 	rsync --modify-window=-1 -aHS "$T/c/" "$T/b1/"
 	# mounting and unmounting changes nothing either
 	mount_vol "$T/c" "$T/m"
@@ -265,12 +260,7 @@ change_blocks() {
 }
 
 @test "rsync: listing and reading everything through a mount leaves the cipher dir unchanged" {
-	mkdir "$T/src"
-	make_port_tree "$T/src"
-	mkvol "$T/c"
-	mount_vol "$T/c" "$T/m"
-	cp -a "$T/src/." "$T/m/"
-	umount_vol "$T/m"
+	port_volume
 	rsync --modify-window=-1 -aHS "$T/c/" "$T/b/"
 	mount_vol "$T/c" "$T/m"
 	ls -laR "$T/m" >/dev/null
