@@ -482,12 +482,15 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	explicit_bzero(tmp, sizeof(tmp));
 
 	/*
-	 * Fail on a full disk before overwriting anything: reserve what we
-	 * are about to write (holes inside the file need space too).
+	 * Fail on a full disk before overwriting anything: reserve the part
+	 * of the span inside the old size (holes in it need space too).
+	 * What lies beyond needs no reservation: if writing it fails, the
+	 * restore path below truncates it away and puts the old last unit
+	 * back, so an append (most writes) costs no fallocate, and the lower
+	 * filesystem keeps its delayed allocation.
 	 */
-	err = reserve(fd, H + u0 * U, span);
-	if (!err && fix)
-		err = reserve(fd, H + uo * U, U);
+	err = old > u0 * U ? reserve(fd, H + u0 * U, old - u0 * U < span ?
+						  old - u0 * U : span) : 0;
 	if (err)
 		return err;
 
