@@ -30,6 +30,12 @@
 
 #define ROOT_DIRID_ZERO 1
 
+/*
+ * New dirids and sidecars are synced at most this long after they were
+ * written, if no fsync through the mount did it before (durable.h).
+ */
+#define DURABLE_DELAY_MS 1000
+
 /* struct xinode - one lower object the kernel knows. */
 struct xinode {
 	struct xinode *next;       /* hash chain; table_lock */
@@ -268,12 +274,27 @@ int xfs_init(struct xfs *fs)
 	fs->root->nlookup = 2;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
+	if (!fs->readonly) {
+		/* syncfs() needs a real descriptor, not an O_PATH one */
+		int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY |
+				O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		return durable_start(&fs->durable, fd, NULL,
+				     DURABLE_DELAY_MS);
+	}
 	return 0;
 }
 
 /* see xfs.h */
 void xfs_destroy(struct xfs *fs)
 {
+	int err = durable_stop(&fs->durable);
+
+	if (err)
+		xfs_log(fs, LOG_ERR, "cannot sync the cipher directory: %s",
+			strerror(-err));
 	for (size_t i = 0; i < fs->table_size; i++) {
 		struct xinode *in = fs->table[i], *next;
 
@@ -313,9 +334,14 @@ static int read_all_at(int dirfd, const char *name, void *buf, size_t max,
 	return (int)n;
 }
 
-/* Write @len bytes to a new file @name in @dirfd (mode 0444), fsynced. */
-static int write_new_at(int dirfd, const char *name, const void *buf,
-			size_t len)
+/*
+ * Write @len bytes to a new file @name in @dirfd (mode 0444): a dirid or a
+ * sidecar, which names depend on. Not fsynced here: noted, so that the
+ * next fsync through the mount, the background sync a moment later or
+ * the unmount makes it durable (durable.h).
+ */
+static int write_new_at(struct xfs *fs, int dirfd, const char *name,
+			const void *buf, size_t len)
 {
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 			O_NOFOLLOW, 0444);
@@ -327,11 +353,11 @@ static int write_new_at(int dirfd, const char *name, const void *buf,
 	n = write(fd, buf, len);
 	if (n != (ssize_t)len)
 		err = n < 0 ? -errno : -EIO;
-	if (!err && fsync(fd) != 0)
-		err = -errno;
 	close(fd);
 	if (err)
 		unlinkat(dirfd, name, 0);
+	else
+		durable_note(&fs->durable);
 	return err;
 }
 
@@ -409,7 +435,8 @@ static void sidecar_name(char out[NAMES_STORED_MAX + 1], const struct lname *ln)
 }
 
 /* Make the sidecar of a long name (an existing one is fine: same text). */
-static int sidecar_make(struct xinode *dir, const struct lname *ln)
+static int sidecar_make(struct xfs *fs, struct xinode *dir,
+			const struct lname *ln)
 {
 	char side[NAMES_STORED_MAX + 1];
 	int err;
@@ -417,7 +444,7 @@ static int sidecar_make(struct xinode *dir, const struct lname *ln)
 	if (!ln->is_long)
 		return 0;
 	sidecar_name(side, ln);
-	err = write_new_at(dir->fd, side, ln->full, strlen(ln->full));
+	err = write_new_at(fs, dir->fd, side, ln->full, strlen(ln->full));
 	return err == -EEXIST ? 0 : err;
 }
 
@@ -637,13 +664,13 @@ static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
 	(void)!fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
-static int new_dirid(int dirfd)
+static int new_dirid(struct xfs *fs, int dirfd)
 {
 	uint8_t id[NAMES_DIRID_SIZE];
 
 	if (getrandom(id, sizeof(id), 0) != sizeof(id))
 		return -EIO;
-	return write_new_at(dirfd, NAMES_DIRID_FILE, id, sizeof(id));
+	return write_new_at(fs, dirfd, NAMES_DIRID_FILE, id, sizeof(id));
 }
 
 /*
@@ -674,7 +701,7 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(dir, &ln);
+		err = sidecar_make(fs, dir, &ln);
 	if (err)
 		goto out;
 	if (mkdirat(dir->fd, ln.stored, mode) != 0) {
@@ -686,12 +713,9 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (fs->names) {
 		fd = openat(dir->fd, ln.stored, O_RDONLY | O_DIRECTORY |
 			    O_NOFOLLOW | O_CLOEXEC);
-		err = fd < 0 ? -errno : new_dirid(fd);
-		if (fd >= 0) {
-			if (!err)
-				(void)fsync(fd);
+		err = fd < 0 ? -errno : new_dirid(fs, fd);
+		if (fd >= 0)
 			close(fd);
-		}
 		if (err) {
 			unlinkat(dir->fd, ln.stored, AT_REMOVEDIR);
 			sidecar_drop(dir, &ln);
@@ -720,7 +744,7 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(dir, &ln);
+		err = sidecar_make(fs, dir, &ln);
 	if (err)
 		goto out;
 	if (S_ISREG(mode)) {
@@ -760,7 +784,7 @@ out:
 static int link_sidecar_make(struct xfs *fs, const char *stored,
 			     const char *full)
 {
-	int err = write_new_at(fs->root_fd, stored, full, strlen(full));
+	int err = write_new_at(fs, fs->root_fd, stored, full, strlen(full));
 
 	return err == -EEXIST ? 0 : err;
 }
@@ -797,7 +821,7 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 			goto out;
 		lower_target = stored_t;
 	}
-	err = sidecar_make(dir, &ln);
+	err = sidecar_make(fs, dir, &ln);
 	if (err)
 		goto out;
 	if (symlinkat(lower_target, dir->fd, ln.stored) != 0) {
@@ -900,7 +924,7 @@ static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 	err = name_enc(fs, dir, newname, &ln);
 	if (!err)
-		err = sidecar_make(dir, &ln);
+		err = sidecar_make(fs, dir, &ln);
 	if (err)
 		goto out;
 	proc_path(path, in->fd);
@@ -1024,7 +1048,8 @@ static void xfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0) {
 		err = -errno;
 		if (idlen == NAMES_DIRID_SIZE)
-			(void)write_new_at(fd, NAMES_DIRID_FILE, id, idlen);
+			(void)write_new_at(fs, fd, NAMES_DIRID_FILE, id,
+					   idlen);
 		goto out;
 	}
 	err = 0;
@@ -1075,7 +1100,8 @@ static int rename_lower(struct xfs *fs, struct xinode *d1, const char *s1,
 	if (renameat2(d1->fd, s1, d2->fd, s2, flags) != 0) {
 		err = -errno;
 		if (idlen == NAMES_DIRID_SIZE)
-			(void)write_new_at(tfd, NAMES_DIRID_FILE, id, idlen);
+			(void)write_new_at(fs, tfd, NAMES_DIRID_FILE, id,
+					   idlen);
 	}
 	close(tfd);
 	return err;
@@ -1100,9 +1126,9 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err)
 		err = name_enc(fs, d2, newname, &l2);
 	if (!err)
-		err = sidecar_make(d2, &l2);
+		err = sidecar_make(fs, d2, &l2);
 	if (!err && (flags & RENAME_EXCHANGE))
-		err = sidecar_make(d1, &l1);
+		err = sidecar_make(fs, d1, &l1);
 	if (err)
 		goto out;
 	err = rename_lower(fs, d1, l1.stored, d2, l2.stored, flags);
@@ -1407,7 +1433,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(dir, &ln);
+		err = sidecar_make(fs, dir, &ln);
 	if (err)
 		goto fail;
 	lflags = (lower_flags(fi->flags, &writable) & ~O_ACCMODE) | O_RDWR |
@@ -1573,8 +1599,11 @@ static void xfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	int rc;
 
 	(void)ino;
-	rc = datasync ? fdatasync(h->fd) : fsync(h->fd);
-	fuse_reply_err(req, rc ? errno : 0);
+	/* first the names on the way to it (durable.h) */
+	rc = durable_barrier(&xfs_of(req)->durable);
+	if (!rc)
+		rc = (datasync ? fdatasync(h->fd) : fsync(h->fd)) ? -errno : 0;
+	fuse_reply_err(req, -rc);
 }
 
 static void xfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
@@ -1828,8 +1857,10 @@ static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 	int rc;
 
 	(void)ino;
-	rc = datasync ? fdatasync(fd) : fsync(fd);
-	fuse_reply_err(req, rc ? errno : 0);
+	rc = durable_barrier(&xfs_of(req)->durable);
+	if (!rc)
+		rc = (datasync ? fdatasync(fd) : fsync(fd)) ? -errno : 0;
+	fuse_reply_err(req, -rc);
 }
 
 /* see xfs.h */

@@ -23,6 +23,7 @@
 
 #include "bdi.h"
 #include "content.h"
+#include "durable.h"
 #include "names.h"
 #include "xts.h"
 
@@ -43,6 +44,7 @@ struct xfs {
 	const char *mountpoint;       /* for log lines */
 	const char *cipherdir;        /* for log lines */
 	struct bdi_tune readahead;    /* applied at the first open */
+	struct durable durable;       /* dirids and sidecars to sync */
 	struct xinode *root;          /* FUSE_ROOT_ID */
 	pthread_mutex_t table_lock;   /* protects the inode table */
 	struct xinode **table;        /* hash of inodes by (dev, ino) */
@@ -50,10 +52,16 @@ struct xfs {
 	size_t ninodes;               /* inodes in the table */
 };
 
-/* xfs_init() - set up the root inode. Return: 0 or -errno. */
+/*
+ * xfs_init() - set up the root inode and, unless read-only, the thread
+ * that syncs new dirids and sidecars (durable.h). Return: 0 or -errno.
+ */
 int xfs_init(struct xfs *fs);
 
-/* xfs_destroy() - free every inode (after the session ended). */
+/*
+ * xfs_destroy() - sync what is pending, free every inode (after the
+ * session ended).
+ */
 void xfs_destroy(struct xfs *fs);
 
 /* The low-level operations; userdata is the struct xfs. */
