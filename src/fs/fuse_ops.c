@@ -23,6 +23,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <syslog.h>
 #include <time.h>
@@ -35,6 +36,25 @@
  * written, if no fsync through the mount did it before (durable.h).
  */
 #define DURABLE_DELAY_MS 1000
+
+/*
+ * Lower filesystems whose close() cannot report anything (no ->flush in
+ * the kernel): ext2/3/4, XFS, tmpfs. On them a FLUSH at every close would
+ * be a round trip for nothing, so opens say FOPEN_NOFLUSH. Network
+ * filesystems (NFS, CIFS) report delayed write errors at close: they, and
+ * anything not known here, keep FLUSH (xfs_flush).
+ */
+static bool close_reports_nothing(long f_type)
+{
+	switch ((unsigned long)f_type) {
+	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
+	case 0x58465342UL: /* XFS_SUPER_MAGIC */
+	case 0x01021994UL: /* TMPFS_MAGIC */
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* struct xinode - one lower object the kernel knows. */
 struct xinode {
@@ -274,6 +294,12 @@ int xfs_init(struct xfs *fs)
 	fs->root->nlookup = 2;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
+	{
+		struct statfs sf;
+
+		fs->noflush = fstatfs(fs->root_fd, &sf) == 0 &&
+			      close_reports_nothing((long)sf.f_type);
+	}
 	if (!fs->readonly) {
 		/* syncfs() needs a real descriptor, not an O_PATH one */
 		int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY |
@@ -1391,6 +1417,7 @@ static int handle_open(struct xfs *fs, struct xinode *in, int fd, int flags,
 	h->writable = writable;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->keep_cache = same && !(flags & O_TRUNC);
+	fi->noflush = fs->noflush;
 	(void)seen_update(in, fd, false); /* after our own truncation */
 	return 0;
 }
