@@ -566,9 +566,14 @@ static int stat_inode(struct xfs *fs, struct xinode *in, struct stat *st)
 
 /* ---- lookup ------------------------------------------------------------- */
 
-/* Look up the lower entry @stored in @dir and fill @e (one reference). */
+/*
+ * Look up the lower entry @stored in @dir and fill @e (one reference).
+ * @listed_reg: the inode number a directory listing gave for @stored when
+ * it is a regular file, else 0.
+ */
 static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
-			    const char *stored, struct fuse_entry_param *e)
+			    const char *stored, ino_t listed_reg,
+			    struct fuse_entry_param *e)
 {
 	struct xinode *in;
 	int fd, err;
@@ -577,11 +582,18 @@ static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
 	/*
 	 * An object we hold already (listed again, looked up again) needs no
 	 * new descriptor: its inode number finds it. The table's O_PATH
-	 * descriptor keeps it alive, so the number cannot name another.
+	 * descriptor keeps it alive, so the number cannot name another. A
+	 * listing gives the number (a regular file cannot be a mount point,
+	 * whose listed number is the covered directory's); a lookup asks
+	 * the lower filesystem.
 	 */
-	if (fstatat(dir->fd, stored, &e->attr, AT_SYMLINK_NOFOLLOW) != 0)
-		return -errno;
-	in = inode_ref(fs, e->attr.st_dev, e->attr.st_ino);
+	if (listed_reg) {
+		in = inode_ref(fs, dir->dev, listed_reg);
+	} else {
+		if (fstatat(dir->fd, stored, &e->attr, AT_SYMLINK_NOFOLLOW))
+			return -errno;
+		in = inode_ref(fs, e->attr.st_dev, e->attr.st_ino);
+	}
 	if (!in) {
 		fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -596,8 +608,19 @@ static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
 		in = inode_get(fs, fd, &e->attr);
 		if (!in)
 			return -ENOMEM;
+		/*
+		 * A new inode (it kept our descriptor): nothing can be
+		 * writing to it through the mount yet, so the attributes just
+		 * read are current. One the table had (a concurrent lookup)
+		 * is stat'ed again below, under its content lock.
+		 */
+		if (in->fd == fd) {
+			err = attr_fix(fs, in->fd, &e->attr);
+			goto done;
+		}
 	}
 	err = stat_inode(fs, in, &e->attr);
+done:
 	if (err) {
 		inode_forget(fs, in, 1);
 		return err;
@@ -618,7 +641,7 @@ static int do_lookup(struct xfs *fs, struct xinode *dir, const char *name,
 		return -ENOENT; /* a reserved name simply is not there */
 	if (err)
 		return err;
-	return do_lookup_stored(fs, dir, ln.stored, e);
+	return do_lookup_stored(fs, dir, ln.stored, 0, e);
 }
 
 static void xfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -749,7 +772,7 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, true);
 out:
@@ -796,7 +819,7 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -857,7 +880,7 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		goto out;
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -961,7 +984,7 @@ static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 			sidecar_drop(dir, &ln);
 		goto out;
 	}
-	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -1478,7 +1501,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (made)
 		own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err) {
 		if (made)
 			undo_make(dir, &ln, false);
@@ -1811,7 +1834,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.attr.st_ino = d->entry->d_ino;
 				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 			} else if ((rc = do_lookup_stored(fs, dir, d->entry->d_name,
-							  &e))) {
+					d->entry->d_type == DT_REG ?
+					d->entry->d_ino : 0, &e))) {
 				if (rc == -ENOENT) {
 					/* vanished meanwhile: skip it */
 					d->entry = NULL;
