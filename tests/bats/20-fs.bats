@@ -1309,6 +1309,34 @@ C
 	[ "$(stat -c %U "$M/shared/nd")" = nobody ]
 }
 
+@test "set-user-ID and set-group-ID bits go as on a native filesystem: chown, another user's write or truncate, root's write" {
+	umount_vol "$M"
+	chmod 755 "$T"
+	mount_vol "$C" "$M" -o allow_other
+	chmod 755 "$M" "$R"
+	for d in "$M" "$R"; do
+		printf x >"$d/chowned"
+		chmod 6755 "$d/chowned"
+		chown nobody "$d/chowned"
+		printf x >"$d/written"
+		chmod 6777 "$d/written"
+		su nobody -s /bin/sh -c "printf y >>'$d/written'"
+		printf x >"$d/truncated"
+		chmod 6777 "$d/truncated"
+		su nobody -s /bin/sh -c "truncate -s 0 '$d/truncated'"
+		printf x >"$d/rootwrite"
+		chmod 6755 "$d/rootwrite"
+		printf y >>"$d/rootwrite"
+	done
+	for f in chowned written truncated rootwrite; do
+		echo "$f: $(stat -c %a "$M/$f") here, $(stat -c %a "$R/$f") native"
+		[ "$(stat -c %a "$M/$f")" = "$(stat -c %a "$R/$f")" ]
+		# and what the lower file says (after the kernel's attribute cache)
+		[ "$(stat -c %a "$(lower_of "$M/$f")")" = "$(stat -c %a "$R/$f")" ]
+	done
+	[ "$(stat -c %a "$R/rootwrite")" = 6755 ] # root keeps them
+}
+
 @test "allow_other: what another user creates in a setgid directory gets the directory's group" {
 	umount_vol "$M"
 	chmod 755 "$T"
