@@ -14,8 +14,8 @@ static int sync_fs(int fd)
 	return syncfs(fd) == 0 ? 0 : -errno;
 }
 
-/* see durable.h */
-int durable_barrier(struct durable *d)
+/* Sync if anything was noted since the last successful sync. */
+static int barrier(struct durable *d)
 {
 	uint64_t want;
 	bool done;
@@ -64,7 +64,7 @@ static void *flusher(void *arg)
 			break;
 		pthread_mutex_unlock(&d->lock);
 		/* a failure is retried after the next delay */
-		(void)durable_barrier(d);
+		(void)barrier(d);
 		pthread_mutex_lock(&d->lock);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -107,6 +107,12 @@ int durable_start(struct durable *d, int fd, int (*sync)(int fd),
 }
 
 /* see durable.h */
+int durable_barrier(struct durable *d)
+{
+	return d->running ? barrier(d) : 0;
+}
+
+/* see durable.h */
 void durable_note(struct durable *d)
 {
 	if (!d->running)
@@ -122,6 +128,8 @@ uint64_t durable_pending(struct durable *d)
 {
 	uint64_t n;
 
+	if (!d->running)
+		return 0;
 	pthread_mutex_lock(&d->lock);
 	n = d->noted - d->synced;
 	pthread_mutex_unlock(&d->lock);
@@ -140,8 +148,8 @@ int durable_stop(struct durable *d)
 	pthread_cond_signal(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	pthread_join(d->thread, NULL);
+	err = barrier(d);
 	d->running = false;
-	err = durable_barrier(d);
 	close(d->fd);
 	d->fd = -1;
 	pthread_cond_destroy(&d->cond);

@@ -54,11 +54,13 @@ void durable_note(struct durable *d);
 
 /*
  * durable_barrier() - make every file noted before this call durable.
- * Return: 0 (also when nothing was pending), or the -errno of the sync.
+ * Return: 0 (also when nothing was pending, or @d was never started, as
+ * on a read-only mount), or the -errno of the sync.
  */
 int durable_barrier(struct durable *d);
 
-/* durable_pending() - notes not yet covered by a successful sync. */
+/* durable_pending() - notes not yet covered by a successful sync (0 if
+ * never started). */
 uint64_t durable_pending(struct durable *d);
 
 /*

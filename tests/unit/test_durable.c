@@ -93,8 +93,10 @@ static void zeroed_and_real(void)
 	struct durable z = { .fd = -1 };
 	struct durable d;
 
-	/* never started: notes and stop do nothing */
+	/* never started (a read-only mount): everything does nothing */
 	durable_note(&z);
+	CHECK(durable_pending(&z) == 0, "nothing pending");
+	CHECK(durable_barrier(&z) == 0, "barrier of a never-started one");
 	CHECK(durable_stop(&z) == 0, "stop of a never-started one");
 
 	CHECK(durable_start(&d, open_dir(), NULL, NEVER_MS) == 0, "start");
