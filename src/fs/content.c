@@ -483,14 +483,18 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 
 	/*
 	 * Fail on a full disk before overwriting anything: reserve the part
-	 * of the span inside the old size (holes in it need space too).
-	 * What lies beyond needs no reservation: if writing it fails, the
+	 * of the span inside the old size (holes in it need space too), and
+	 * the old short last unit a write beyond it rewrites in place (on a
+	 * copy-on-write filesystem even that needs space). What lies beyond
+	 * the old size needs no reservation: if writing it fails, the
 	 * restore path below truncates it away and puts the old last unit
 	 * back, so an append (most writes) costs no fallocate, and the lower
 	 * filesystem keeps its delayed allocation.
 	 */
 	err = old > u0 * U ? reserve(fd, H + u0 * U, old - u0 * U < span ?
 						  old - u0 * U : span) : 0;
+	if (!err && fix)
+		err = reserve(fd, H + uo * U, U);
 	if (err)
 		return err;
 
