@@ -38,15 +38,20 @@
 #define DURABLE_DELAY_MS 1000
 
 /*
- * Lower filesystems whose close() cannot report anything (no ->flush in
- * the kernel): ext2/3/4, XFS, tmpfs. On them a FLUSH at every close would
- * be a round trip for nothing, so opens say FOPEN_NOFLUSH. Network
- * filesystems (NFS, CIFS) report delayed write errors at close: they, and
- * anything not known here, keep FLUSH (xfs_flush).
+ * Whether @fd is on a lower filesystem whose close() cannot report
+ * anything (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a
+ * FLUSH at every close would be a round trip for nothing, so opens say
+ * FOPEN_NOFLUSH. Network filesystems (NFS, CIFS) report delayed write
+ * errors at close: they, and anything not known here, keep FLUSH
+ * (xfs_flush).
  */
-static bool close_reports_nothing(long f_type)
+static bool close_reports_nothing(int fd)
 {
-	switch ((unsigned long)f_type) {
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
 	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
 	case 0x58465342UL: /* XFS_SUPER_MAGIC */
 	case 0x01021994UL: /* TMPFS_MAGIC */
@@ -294,12 +299,7 @@ int xfs_init(struct xfs *fs)
 	fs->root->nlookup = 2;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
-	{
-		struct statfs sf;
-
-		fs->noflush = fstatfs(fs->root_fd, &sf) == 0 &&
-			      close_reports_nothing((long)sf.f_type);
-	}
+	fs->noflush = close_reports_nothing(fs->root_fd);
 	if (!fs->readonly) {
 		/* syncfs() needs a real descriptor, not an O_PATH one */
 		int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY |
@@ -1642,18 +1642,26 @@ static void xfs_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * fsync or fdatasync of lower file or directory @fd for @req, after the
+ * names on the way to it (durable.h); replies.
+ */
+static void reply_sync(fuse_req_t req, int fd, int datasync)
+{
+	int rc = durable_barrier(&xfs_of(req)->durable);
+
+	if (!rc)
+		rc = (datasync ? fdatasync(fd) : fsync(fd)) ? -errno : 0;
+	fuse_reply_err(req, -rc);
+}
+
 static void xfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
 	struct xhandle *h = (struct xhandle *)(uintptr_t)fi->fh;
-	int rc;
 
 	(void)ino;
-	/* first the names on the way to it (durable.h) */
-	rc = durable_barrier(&xfs_of(req)->durable);
-	if (!rc)
-		rc = (datasync ? fdatasync(h->fd) : fsync(h->fd)) ? -errno : 0;
-	fuse_reply_err(req, -rc);
+	reply_sync(req, h->fd, datasync);
 }
 
 static void xfs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
@@ -1732,7 +1740,6 @@ static bool dir_unchanged(struct xinode *in, int fd)
 {
 	return seen_check(in, fd, true, 2);
 }
-
 
 static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
@@ -1904,14 +1911,9 @@ static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			 struct fuse_file_info *fi)
 {
 	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
-	int fd = dirfd(d->dp);
-	int rc;
 
 	(void)ino;
-	rc = durable_barrier(&xfs_of(req)->durable);
-	if (!rc)
-		rc = (datasync ? fdatasync(fd) : fsync(fd)) ? -errno : 0;
-	fuse_reply_err(req, -rc);
+	reply_sync(req, dirfd(d->dp), datasync);
 }
 
 /* see xfs.h */
