@@ -561,8 +561,13 @@ static int serve(struct opts *o, int report_fd)
 	fs.cipherdir = o->cipherdir;
 	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
 	fs.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
-	if (fs.root_fd < 0 || xfs_init(&fs) != 0) {
+	if (fs.root_fd < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+		goto out;
+	}
+	rc = xfs_init(&fs);
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(-rc));
 		goto out;
 	}
 
