@@ -38,6 +38,14 @@
 #define DURABLE_DELAY_MS 1000
 
 /*
+ * Dirids read ahead (prefetch.h): threads, so that several small reads are
+ * in flight at once, and queued directories, beyond which a listing's
+ * subdirectories are left to the requests that open them.
+ */
+#define PREFETCH_THREADS 4
+#define PREFETCH_DEPTH 1024
+
+/*
  * Whether @fd is on a lower filesystem whose close() cannot report
  * anything (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a
  * FLUSH at every close would be a round trip for nothing, so opens say
@@ -88,11 +96,18 @@ struct xhandle {
 	bool writable;             /* opened for writing */
 };
 
-/* struct xdir - one open directory. */
+/*
+ * struct xdir - one open directory: the lower directory read with
+ * getdents64 straight into our buffer (a DIR stream costs two more
+ * syscalls at every opendir, and one more getdents at the end).
+ */
 struct xdir {
-	DIR *dp;                   /* lower directory stream */
+	int fd;                    /* the lower directory, O_RDONLY */
 	off_t offset;              /* position the next readdir expects */
-	struct dirent *entry;      /* an entry read but not yet returned */
+	bool eof;                  /* getdents said the end, at offset */
+	size_t pos, len;           /* unread entries: buf[pos..len) */
+	struct dirent64 *entry;    /* an entry read but not yet returned */
+	char buf[32768];           /* what getdents64 returned */
 };
 
 static bool log_syslog;
@@ -209,10 +224,6 @@ static void inode_free(struct xinode *in)
 	free(in);
 }
 
-/*
- * The inode for lower object @fd (whose stat is @st), taking one kernel
- * reference. @fd is consumed: kept in a new inode or closed.
- */
 /* The inode of lower object (@dev, @ino) with one more reference, or NULL. */
 static struct xinode *inode_ref(struct xfs *fs, dev_t dev, ino_t ino)
 {
@@ -228,6 +239,18 @@ static struct xinode *inode_ref(struct xfs *fs, dev_t dev, ino_t ino)
 	return in;
 }
 
+/* One more reference to @in, which the caller holds one on already. */
+static void inode_hold(struct xfs *fs, struct xinode *in)
+{
+	pthread_mutex_lock(&fs->table_lock);
+	in->nlookup++;
+	pthread_mutex_unlock(&fs->table_lock);
+}
+
+/*
+ * The inode for lower object @fd (whose stat is @st), taking one kernel
+ * reference. @fd is consumed: kept in a new inode or closed.
+ */
 static struct xinode *inode_get(struct xfs *fs, int fd, const struct stat *st)
 {
 	struct xinode *in;
@@ -281,10 +304,14 @@ static void inode_forget(struct xfs *fs, struct xinode *in, uint64_t n)
 	inode_free(in);
 }
 
+static void prefetch_dirid(void *ctx, void *item);
+static void prefetch_drop(void *ctx, void *item);
+
 /* see xfs.h */
 int xfs_init(struct xfs *fs)
 {
 	struct stat st;
+	int err;
 
 	pthread_mutex_init(&fs->table_lock, NULL);
 	fs->table_size = 1024;
@@ -300,6 +327,10 @@ int xfs_init(struct xfs *fs)
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
 	fs->noflush = close_reports_nothing(fs->root_fd);
+	err = prefetch_start(&fs->prefetch, PREFETCH_THREADS, PREFETCH_DEPTH,
+			     prefetch_dirid, prefetch_drop, fs);
+	if (err)
+		return err;
 	if (!fs->readonly) {
 		/* syncfs() needs a real descriptor, not an O_PATH one */
 		int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY |
@@ -316,7 +347,10 @@ int xfs_init(struct xfs *fs)
 /* see xfs.h */
 void xfs_destroy(struct xfs *fs)
 {
-	int err = durable_stop(&fs->durable);
+	int err;
+
+	prefetch_stop(&fs->prefetch); /* its items hold inodes */
+	err = durable_stop(&fs->durable);
 
 	if (err)
 		xfs_log(fs, LOG_ERR, "cannot sync the cipher directory: %s",
@@ -341,18 +375,27 @@ static int read_all_at(int dirfd, const char *name, void *buf, size_t max,
 		       size_t *len)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n;
+	ssize_t n = 0;
 	size_t got = 0;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		n = got < max ? read(fd, (char *)buf + got, max - got) : 0;
+	/*
+	 * These files are small: one read gets it all, and a read of a
+	 * regular file that returns less than asked is at the end (no
+	 * second read to see 0).
+	 */
+	while (got < max) {
+		size_t want = max - got;
+
+		n = read(fd, (char *)buf + got, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
+		if ((size_t)n < want)
+			break; /* short: the end */
 	}
 	n = n < 0 ? -errno : 0;
 	close(fd);
@@ -387,8 +430,12 @@ static int write_new_at(struct xfs *fs, int dirfd, const char *name,
 	return err;
 }
 
-/* Load the dirid of directory @dir (FORMAT 4.2). */
-static int dirid_get(struct xfs *fs, struct xinode *dir, uint8_t out[16])
+/*
+ * Load the dirid of directory @dir (FORMAT 4.2). @quiet: a failure is not
+ * logged (a prefetch: the request that needs it will log).
+ */
+static int dirid_load(struct xfs *fs, struct xinode *dir, uint8_t out[16],
+		      bool quiet)
 {
 	int err = 0;
 
@@ -401,7 +448,9 @@ static int dirid_get(struct xfs *fs, struct xinode *dir, uint8_t out[16])
 				  &len);
 		if (!err && len != NAMES_DIRID_SIZE)
 			err = -EIO;
-		if (err) {
+		if (err && quiet) {
+			err = -EIO;
+		} else if (err) {
 			xfs_log(fs, LOG_ERR, "directory (lower inode %llu): "
 				"%s missing or damaged: its names cannot be "
 				"decrypted", (unsigned long long)dir->ino,
@@ -416,6 +465,51 @@ static int dirid_get(struct xfs *fs, struct xinode *dir, uint8_t out[16])
 		memcpy(out, dir->dirid, NAMES_DIRID_SIZE);
 	pthread_mutex_unlock(&dir->meta_lock);
 	return err;
+}
+
+static int dirid_get(struct xfs *fs, struct xinode *dir, uint8_t out[16])
+{
+	return dirid_load(fs, dir, out, false);
+}
+
+/*
+ * The prefetch threads (prefetch.h): load the dirid of a directory that a
+ * listing showed, then drop the reference the listing took for us.
+ */
+static void prefetch_dirid(void *ctx, void *item)
+{
+	struct xfs *fs = ctx;
+	struct xinode *dir = item;
+	uint8_t dirid[NAMES_DIRID_SIZE];
+
+	(void)dirid_load(fs, dir, dirid, true);
+	explicit_bzero(dirid, sizeof(dirid));
+	inode_forget(fs, dir, 1);
+}
+
+static void prefetch_drop(void *ctx, void *item)
+{
+	inode_forget(ctx, item, 1);
+}
+
+/*
+ * Have the dirid of @in read ahead if it is a directory whose dirid is
+ * not loaded yet.
+ */
+static void prefetch_post_dir(struct xfs *fs, struct xinode *in)
+{
+	bool want;
+
+	if (in->type != S_IFDIR || !fs->names)
+		return;
+	pthread_mutex_lock(&in->meta_lock);
+	want = !in->dirid_ok;
+	pthread_mutex_unlock(&in->meta_lock);
+	if (!want)
+		return;
+	inode_hold(fs, in);
+	if (!prefetch_post(&fs->prefetch, in))
+		inode_forget(fs, in, 1);
 }
 
 /* A plaintext name as stored in @dir. */
@@ -1754,15 +1848,14 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	fd = openat(in->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d->dp = fdopendir(fd))) {
+	if (fd < 0) {
 		int err = errno;
 
-		if (fd >= 0)
-			close(fd);
 		free(d);
 		fuse_reply_err(req, err);
 		return;
 	}
+	d->fd = fd;
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Let the kernel keep this directory's listing (its own changes
@@ -1771,6 +1864,47 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 	fi->cache_readdir = 1;
 	fi->keep_cache = dir_unchanged(in, fd);
 	fuse_reply_open(req, fi);
+}
+
+/*
+ * The next lower entry of @d, or NULL at the end (*@err 0) or on an error
+ * (*@err -errno).
+ */
+static struct dirent64 *xdir_next(struct xdir *d, int *err)
+{
+	struct dirent64 *de;
+
+	*err = 0;
+	if (d->pos >= d->len) {
+		ssize_t n;
+
+		if (d->eof)
+			return NULL;
+		n = getdents64(d->fd, d->buf, sizeof(d->buf));
+		if (n <= 0) {
+			/* the end stays the end until the kernel seeks */
+			if (n < 0)
+				*err = -errno;
+			else
+				d->eof = true;
+			return NULL;
+		}
+		d->pos = 0;
+		d->len = (size_t)n;
+	}
+	de = (struct dirent64 *)(void *)(d->buf + d->pos);
+	d->pos += de->d_reclen;
+	return de;
+}
+
+/* Go to position @offset (0 or a d_off that getdents64 gave). */
+static int xdir_seek(struct xdir *d, off_t offset)
+{
+	d->pos = d->len = 0;
+	d->eof = false;
+	d->entry = NULL;
+	d->offset = offset;
+	return lseek(d->fd, offset, SEEK_SET) < 0 ? -errno : 0;
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
@@ -1787,10 +1921,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (offset != d->offset) {
-		seekdir(d->dp, offset);
-		d->entry = NULL;
-		d->offset = offset;
+	if (offset != d->offset && (err = xdir_seek(d, offset))) {
+		fuse_reply_err(req, -err);
+		return;
 	}
 	for (;;) {
 		struct fuse_entry_param e;
@@ -1800,15 +1933,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		off_t next;
 		int rc;
 
-		if (!d->entry) {
-			errno = 0;
-			d->entry = readdir(d->dp);
-			if (!d->entry) {
-				if (errno)
-					err = -errno;
-				break;
-			}
-		}
+		if (!d->entry && !(d->entry = xdir_next(d, &err)))
+			break;
 		next = d->entry->d_off;
 		if (!strcmp(d->entry->d_name, ".") ||
 		    !strcmp(d->entry->d_name, "..")) {
@@ -1865,6 +1991,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 					inode_forget(fs, inode_of(fs, e.ino), 1);
 				break;
 			}
+			/* a walk of the tree will open it soon */
+			if (!dot)
+				prefetch_post_dir(fs, inode_of(fs, e.ino));
 		} else {
 			memset(&st, 0, sizeof(st));
 			st.st_ino = d->entry->d_ino;
@@ -1902,7 +2031,7 @@ static void xfs_releasedir(fuse_req_t req, fuse_ino_t ino,
 	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	closedir(d->dp);
+	close(d->fd);
 	free(d);
 	fuse_reply_err(req, 0);
 }
@@ -1913,7 +2042,7 @@ static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	reply_sync(req, dirfd(d->dp), datasync);
+	reply_sync(req, d->fd, datasync);
 }
 
 /* see xfs.h */

@@ -25,6 +25,7 @@
 #include "content.h"
 #include "durable.h"
 #include "names.h"
+#include "prefetch.h"
 #include "xts.h"
 
 struct xinode;
@@ -46,6 +47,7 @@ struct xfs {
 	const char *cipherdir;        /* for log lines */
 	struct bdi_tune readahead;    /* applied at the first open */
 	struct durable durable;       /* dirids and sidecars to sync */
+	struct prefetch prefetch;     /* dirids read ahead */
 	struct xinode *root;          /* FUSE_ROOT_ID */
 	pthread_mutex_t table_lock;   /* protects the inode table */
 	struct xinode **table;        /* hash of inodes by (dev, ino) */
@@ -54,14 +56,15 @@ struct xfs {
 };
 
 /*
- * xfs_init() - set up the root inode and, unless read-only, the thread
- * that syncs new dirids and sidecars (durable.h). Return: 0 or -errno.
+ * xfs_init() - set up the root inode, the threads that read dirids ahead
+ * (prefetch.h) and, unless read-only, the thread that syncs new dirids
+ * and sidecars (durable.h). Return: 0 or -errno.
  */
 int xfs_init(struct xfs *fs);
 
 /*
- * xfs_destroy() - sync what is pending, free every inode (after the
- * session ended).
+ * xfs_destroy() - stop the threads, sync what is pending, free every
+ * inode (after the session ended; also after a failed xfs_init).
  */
 void xfs_destroy(struct xfs *fs);
 
