@@ -400,6 +400,44 @@ PY
 	[ "$(cat "$M/after")" = after ]
 }
 
+@test "ENOSPC with -o writeback: write() succeeds, close and fsync report it" {
+	# The trade doc/DESIGN.md names for the opt-in writeback cache: a full
+	# disk shows at close or fsync, not at write. Both must say so (the
+	# lower filesystem here is tmpfs, on which opens say FOPEN_NOFLUSH:
+	# the kernel still writes back and reports at close with writeback).
+	mkdir "$T/small"
+	mount -t tmpfs -o size=4m tmpfs "$T/small"
+	track_mount "$T/small"
+	C=$T/small/c
+	mkvol "$C"
+	mount_vol "$C" "$M" -o writeback
+	MOUNTS=("$M" "$T/small")
+	run python3 - "$M" <<'PY'
+import os, sys
+for name, how in (("a", "close"), ("b", "fsync")):
+    fd = os.open(os.path.join(sys.argv[1], name), os.O_WRONLY | os.O_CREAT, 0o644)
+    n = os.write(fd, b"x" * 6000000)
+    try:
+        if how == "fsync":
+            os.fsync(fd)
+        os.close(fd)
+        print(name, "wrote", n, "and", how, "said nothing")
+    except OSError as e:
+        print(name, how, e.strerror)
+    if how == "fsync":
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    os.unlink(os.path.join(sys.argv[1], name))
+PY
+	echo "$output"
+	[ "${lines[0]}" = "a close No space left on device" ]
+	[ "${lines[1]}" = "b fsync No space left on device" ]
+	echo after >"$M/after"
+	[ "$(cat "$M/after")" = after ]
+}
+
 # small_vol: a volume on a 4 MiB tmpfs ($T/small), mounted on $M.
 small_vol() {
 	mkdir "$T/small"
