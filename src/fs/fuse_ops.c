@@ -1840,7 +1840,8 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct xfs *fs = xfs_of(req);
 	struct xinode *in = inode_of(fs, ino);
-	struct xdir *d = calloc(1, sizeof(*d));
+	/* not calloc: the 32 KiB buffer needs no zeroing */
+	struct xdir *d = malloc(sizeof(*d));
 	int fd;
 
 	if (!d) {
@@ -1856,6 +1857,10 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	d->fd = fd;
+	d->offset = 0;
+	d->eof = false;
+	d->pos = d->len = 0;
+	d->entry = NULL;
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Let the kernel keep this directory's listing (its own changes
