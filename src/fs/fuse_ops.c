@@ -662,15 +662,14 @@ static int stat_inode(struct xfs *fs, struct xinode *in, struct stat *st)
 
 /*
  * Look up the lower entry @stored in @dir and fill @e (one reference).
- * @listed_ino, @listed_type: d_ino and d_type a directory listing gave for
- * @stored, or 0 (a lookup by name).
+ * @listed_reg: the inode number a directory listing gave for @stored when
+ * it is a regular file, else 0.
  */
 static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
-			    const char *stored, ino_t listed_ino,
-			    unsigned char listed_type,
+			    const char *stored, ino_t listed_reg,
 			    struct fuse_entry_param *e)
 {
-	struct xinode *in = NULL;
+	struct xinode *in;
 	int fd, err;
 
 	memset(e, 0, sizeof(*e));
@@ -678,20 +677,13 @@ static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
 	 * An object we hold already (listed again, looked up again) needs no
 	 * new descriptor: its inode number finds it. The table's O_PATH
 	 * descriptor keeps it alive, so the number cannot name another. A
-	 * listing gives the number: trusted for a regular file (it cannot
-	 * be a mount point, whose listed number is the covered directory's);
-	 * for anything else a number the table does not hold means a new
-	 * object (opened and stat'ed below, whatever it is), one it holds is
-	 * checked by name. A lookup asks the lower filesystem.
+	 * listing gives the number (a regular file cannot be a mount point,
+	 * whose listed number is the covered directory's); a lookup asks
+	 * the lower filesystem.
 	 */
-	if (listed_ino)
-		in = inode_ref(fs, dir->dev, listed_ino);
-	if (in && listed_type != DT_REG) {
-		inode_forget(fs, in, 1);
-		in = NULL;
-		listed_ino = 0;
-	}
-	if (!listed_ino) {
+	if (listed_reg) {
+		in = inode_ref(fs, dir->dev, listed_reg);
+	} else {
 		if (fstatat(dir->fd, stored, &e->attr, AT_SYMLINK_NOFOLLOW))
 			return -errno;
 		in = inode_ref(fs, e->attr.st_dev, e->attr.st_ino);
@@ -743,7 +735,7 @@ static int do_lookup(struct xfs *fs, struct xinode *dir, const char *name,
 		return -ENOENT; /* a reserved name simply is not there */
 	if (err)
 		return err;
-	return do_lookup_stored(fs, dir, ln.stored, 0, 0, e);
+	return do_lookup_stored(fs, dir, ln.stored, 0, e);
 }
 
 static void xfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -874,7 +866,7 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, 0, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, true);
 out:
@@ -921,7 +913,7 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto out;
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, 0, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -982,7 +974,7 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 		goto out;
 	}
 	own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, 0, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -1086,7 +1078,7 @@ static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 			sidecar_drop(dir, &ln);
 		goto out;
 	}
-	err = do_lookup_stored(fs, dir, ln.stored, 0, 0, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
 out:
@@ -1603,7 +1595,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (made)
 		own_by_caller(req, dir->fd, ln.stored);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, 0, &e);
+	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err) {
 		if (made)
 			undo_make(dir, &ln, false);
@@ -1980,8 +1972,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.attr.st_ino = d->entry->d_ino;
 				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
 			} else if ((rc = do_lookup_stored(fs, dir, d->entry->d_name,
-					d->entry->d_ino, d->entry->d_type,
-					&e))) {
+					d->entry->d_type == DT_REG ?
+					d->entry->d_ino : 0, &e))) {
 				if (rc == -ENOENT) {
 					/* vanished meanwhile: skip it */
 					d->entry = NULL;
