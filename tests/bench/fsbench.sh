@@ -304,10 +304,13 @@ check_workdir() {
 	esac
 	mkdir -p "$WORKDIR"
 	WORKDIR=$(cd "$WORKDIR" && pwd -P)
-	# room: the source file, one big file, the fio file, the tar, its
-	# bare copy for rsync and one extraction, margin
-	local need_kib avail_kib
-	need_kib=$(((2 * SEQ_MIB + FIO_MIB + 1024) * 1024))
+	# room, for the groups selected: the source file and one big file
+	# (seq), the fio file (fio); the tar, its bare copy for rsync, one
+	# extraction and a margin (always)
+	local need_mib=1024 need_kib avail_kib
+	in_list seq "${GROUPS_SEL[@]}" && need_mib=$((need_mib + 2 * SEQ_MIB))
+	in_list fio "${GROUPS_SEL[@]}" && need_mib=$((need_mib + FIO_MIB))
+	need_kib=$((need_mib * 1024))
 	avail_kib=$(df -Pk "$WORKDIR" | awk 'NR == 2 {print $4}')
 	[ "$avail_kib" -ge "$need_kib" ] ||
 		die "$WORKDIR has $((avail_kib / 1024)) MiB free, needs about $((need_kib / 1024)) MiB"
