@@ -327,8 +327,10 @@ int xfs_init(struct xfs *fs)
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
 	fs->noflush = close_reports_nothing(fs->root_fd);
-	err = prefetch_start(&fs->prefetch, PREFETCH_THREADS, PREFETCH_DEPTH,
-			     prefetch_dirid, prefetch_drop, fs);
+	/* plaintext names need no dirid */
+	err = fs->names ? prefetch_start(&fs->prefetch, PREFETCH_THREADS,
+					 PREFETCH_DEPTH, prefetch_dirid,
+					 prefetch_drop, fs) : 0;
 	if (err)
 		return err;
 	if (!fs->readonly) {
