@@ -349,15 +349,21 @@ PY
 	grep -q "symlink (lower inode $(stat -c %i "$lo")" "$T/daemon.log"
 }
 
-@test "ENOSPC: the writer is told, earlier files and the written prefix are intact" {
+# small_vol [XTSFS OPTION...]: a volume on a 4 MiB tmpfs ($T/small),
+# mounted on $M (daemon in the foreground, its log in $T/daemon.log).
+small_vol() {
 	mkdir "$T/small"
 	mount -t tmpfs -o size=4m tmpfs "$T/small"
 	track_mount "$T/small"
 	C=$T/small/c
 	mkvol "$C"
-	mount_vol "$C" "$M"
+	start_fg "$C" "$M" "$@"
 	# umount order: the FUSE mount first, then the tmpfs under it
 	MOUNTS=("$M" "$T/small")
+}
+
+@test "ENOSPC: the writer is told, earlier files and the written prefix are intact" {
+	small_vol
 	mkdata "$R/early" 1000000 20
 	mkdata "$R/big" 6000000 21
 	cp "$R/early" "$M/early"
@@ -405,13 +411,7 @@ PY
 	# disk shows at close or fsync, not at write. Both must say so (the
 	# lower filesystem here is tmpfs, on which opens say FOPEN_NOFLUSH:
 	# the kernel still writes back and reports at close with writeback).
-	mkdir "$T/small"
-	mount -t tmpfs -o size=4m tmpfs "$T/small"
-	track_mount "$T/small"
-	C=$T/small/c
-	mkvol "$C"
-	mount_vol "$C" "$M" -o writeback
-	MOUNTS=("$M" "$T/small")
+	small_vol -o writeback
 	run python3 - "$M" <<'PY'
 import os, sys
 for name, how in (("a", "close"), ("b", "fsync")):
@@ -436,18 +436,6 @@ PY
 	[ "${lines[1]}" = "b fsync No space left on device" ]
 	echo after >"$M/after"
 	[ "$(cat "$M/after")" = after ]
-}
-
-# small_vol: a volume on a 4 MiB tmpfs ($T/small), mounted on $M.
-small_vol() {
-	mkdir "$T/small"
-	mount -t tmpfs -o size=4m tmpfs "$T/small"
-	track_mount "$T/small"
-	C=$T/small/c
-	mkvol "$C"
-	start_fg "$C" "$M"
-	# umount order: the FUSE mount first, then the tmpfs under it
-	MOUNTS=("$M" "$T/small")
 }
 
 @test "ENOSPC for metadata: mkdir, long names, long symlink targets fail cleanly" {

@@ -12,22 +12,12 @@ load helpers
 
 SCALING="$BATS_TEST_DIRNAME/../bench/scaling.sh"
 
-# The script refuses tmpfs work dirs: use the test's temporary directory
-# if it is on a disk, else the script's default under /var/tmp (which it
-# removes at exit like everything it makes).
-workdir_args() {
-	case $(findmnt -n -o FSTYPE --target "$BATS_FILE_TMPDIR" | head -n 1) in
-	tmpfs | ramfs) ;;
-	*) echo "--workdir $BATS_FILE_TMPDIR/work" ;;
-	esac
-}
-
 setup_file() {
 	local plot=() wd
 	if command -v gnuplot >/dev/null; then
 		plot=(--plot "$BATS_FILE_TMPDIR/png")
 	fi
-	read -r -a wd <<<"$(workdir_args)"
+	read -r -a wd <<<"$(bench_workdir_args)"
 	set +e
 	# --nofile: the daemon keeps a lower fd per cached inode; a CI shell's
 	# soft 1024 would be tight for 1000 entries, and this test is about
@@ -133,10 +123,5 @@ PY
 }
 
 @test "scaling: refuses a tmpfs work dir" {
-	local shm
-	shm=$(findmnt -n -o TARGET -t tmpfs | head -n 1)
-	[ -n "$shm" ] || skip "no tmpfs mounted"
-	run -2 "$SCALING" --short --xtsfs-bin "$BIN" --workdir "$shm/xtsfs-scaling-bats"
-	[[ $output == *"is on tmpfs"* ]]
-	[ ! -e "$shm/xtsfs-scaling-bats" ]
+	bench_refuses_tmpfs "$SCALING"
 }

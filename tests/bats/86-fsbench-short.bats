@@ -24,19 +24,9 @@ systems() {
 	echo "$list,xtsfs"
 }
 
-# The script refuses tmpfs work dirs: the test's temporary directory if
-# it is on a disk, else the script's default under /var/tmp (it removes
-# its run directory at exit, like everything it mounts).
-workdir_args() {
-	case $(findmnt -n -o FSTYPE --target "$BATS_FILE_TMPDIR" | head -n 1) in
-	tmpfs | ramfs) ;;
-	*) echo "--workdir $BATS_FILE_TMPDIR/work" ;;
-	esac
-}
-
 setup_file() {
 	local wd
-	read -r -a wd <<<"$(workdir_args)"
+	read -r -a wd <<<"$(bench_workdir_args)"
 	systems >"$BATS_FILE_TMPDIR/systems"
 	findmnt -rn -o TARGET >"$BATS_FILE_TMPDIR/mounts-before"
 	set +e
@@ -130,10 +120,5 @@ PY
 }
 
 @test "fsbench: refuses a tmpfs work dir" {
-	local shm
-	shm=$(findmnt -n -o TARGET -t tmpfs | head -n 1)
-	[ -n "$shm" ] || skip "no tmpfs mounted"
-	run -2 "$FSBENCH" --short --xtsfs-bin "$BIN" --workdir "$shm/xtsfs-fsbench-bats"
-	[[ $output == *"is on tmpfs"* ]]
-	[ ! -e "$shm/xtsfs-fsbench-bats" ]
+	bench_refuses_tmpfs "$FSBENCH"
 }

@@ -90,3 +90,26 @@ umount_vol() {
 	done
 	fusermount3 -u "$mnt"
 }
+
+# bench_workdir_args: the --workdir for a benchmark script's short run
+# (tests/bench/*.sh refuse tmpfs): the test's temporary directory if it
+# is on a disk, else nothing (the script's default under /var/tmp, which
+# it cleans up like everything it mounts).
+bench_workdir_args() {
+	case $(findmnt -n -o FSTYPE --target "$BATS_FILE_TMPDIR" | head -n 1) in
+	tmpfs | ramfs) ;;
+	*) echo "--workdir $BATS_FILE_TMPDIR/work" ;;
+	esac
+}
+
+# bench_refuses_tmpfs SCRIPT: SCRIPT --short with a work dir on tmpfs
+# exits 2, says why and makes nothing there (skipped without a tmpfs).
+bench_refuses_tmpfs() {
+	local script=$1 shm dir
+	shm=$(findmnt -n -o TARGET -t tmpfs | head -n 1)
+	[ -n "$shm" ] || skip "no tmpfs mounted"
+	dir=$shm/xtsfs-$(basename "$script" .sh)-bats
+	run -2 "$script" --short --xtsfs-bin "$BIN" --workdir "$dir"
+	[[ $output == *"is on tmpfs"* ]]
+	[ ! -e "$dir" ]
+}
