@@ -6,7 +6,7 @@
 # number for every workload and system, the daemon table, the targets
 # table and valid JSON, and leave nothing mounted. The numbers are not
 # checked: --short sizes are too small to mean anything, and a test is
-# not a benchmark. Bad usage must exit 2.
+# not a benchmark. Bad usage must exit 2, a tmpfs work dir is refused.
 
 bats_require_minimum_version 1.5.0
 
@@ -109,7 +109,7 @@ assert d["peak_rss_kib"] > 0 and d["cpu_write_s_per_gib"][0] > 0 \
 PY
 }
 
-@test "fsbench: bad usage exits 2 and mounts nothing" {
+@test "fsbench: bad usage exits 2 and says why" {
 	run -2 "$FSBENCH" --runs many
 	[[ $output == *"--runs: not a positive number"* ]]
 	run -2 "$FSBENCH" --systems nosuchfs
