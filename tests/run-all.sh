@@ -80,5 +80,7 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 fi
 
 echo
-echo "$passed passed, $failed failed, $skipped skipped"
+# the last line is the plain total CI reads; skips are named just before
+echo "$skipped skipped (reasons in the TAP above)"
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
