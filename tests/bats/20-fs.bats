@@ -296,6 +296,82 @@ PY
 	[ "$(lower_names "$C")" = xtsfs.volume ]
 }
 
+@test "directory positions: telldir/seekdir resume anywhere, also after the end; rewinddir sees new entries; two handles are independent" {
+	# 3000 entries with long names: many getdents buffers and READDIR
+	# replies, so positions cross both; right after the creates (the
+	# lower directory under 2 s old), so the kernel's listing cache is
+	# dropped at each opendir and seeks reach the daemon
+	mkdir "$M/pos"
+	run python3 - "$M/pos" <<'PY'
+import ctypes, os, sys
+
+d = sys.argv[1]
+names = {"e%04d-%s" % (i, "x" * (i % 150)) for i in range(3000)}
+for n in names:
+    open(os.path.join(d, n), "w").close()
+
+class Dirent(ctypes.Structure):
+    _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64),
+                ("d_reclen", ctypes.c_ushort), ("d_type", ctypes.c_ubyte),
+                ("d_name", ctypes.c_char * 256)]
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.opendir.restype = ctypes.c_void_p
+libc.opendir.argtypes = [ctypes.c_char_p]
+libc.readdir.restype = ctypes.POINTER(Dirent)
+libc.readdir.argtypes = [ctypes.c_void_p]
+libc.telldir.restype = ctypes.c_long
+libc.telldir.argtypes = [ctypes.c_void_p]
+libc.seekdir.argtypes = [ctypes.c_void_p, ctypes.c_long]
+libc.rewinddir.argtypes = [ctypes.c_void_p]
+libc.closedir.argtypes = [ctypes.c_void_p]
+
+def nxt(h):
+    e = libc.readdir(h)
+    return e.contents.d_name.decode() if e else None
+
+def rest(h):
+    out = []
+    while (n := nxt(h)) is not None:
+        out.append(n)
+    return out
+
+h = libc.opendir(d.encode())
+assert h
+listing = []  # (position before the entry, name)
+while True:
+    pos = libc.telldir(h)
+    n = nxt(h)
+    if n is None:
+        break
+    listing.append((pos, n))
+got = [n for _, n in listing]
+assert sorted(got) == sorted(names | {".", ".."}), "listing differs"
+assert len(got) == len(set(got)), "an entry listed twice"
+# after the end: back to every 250th position, then to the end again
+for k in list(range(0, len(listing), 250)) + [len(listing) - 1]:
+    libc.seekdir(h, listing[k][0])
+    assert rest(h) == got[k:], "resume at %d differs" % k
+# rewinddir: a new entry shows
+open(os.path.join(d, "new-after-end"), "w").close()
+libc.rewinddir(h)
+again = rest(h)
+assert sorted(again) == sorted(got + ["new-after-end"]), "rewinddir"
+libc.closedir(h)
+# two handles: one read half-way, the other whole, the first finished
+h1, h2 = libc.opendir(d.encode()), libc.opendir(d.encode())
+first = [nxt(h1) for _ in range(1500)]
+whole = rest(h2)
+assert sorted(first + rest(h1)) == sorted(whole) == sorted(again), "two handles"
+libc.closedir(h1)
+libc.closedir(h2)
+print("ok", len(got))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok 3002" ]
+}
+
 @test "rename of a directory over an existing empty directory" {
 	mkdir "$M/a" "$M/b"
 	echo x >"$M/a/f"
