@@ -412,9 +412,9 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	const uint64_t old = *psize;
 	uint64_t size, u0, u1, u, span, uo = 0;
 	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
-	uint8_t tmp[U], fix_old[U], fix_new[U];
+	uint8_t tmp[U], old_last[U], fix_new[U];
 	uint32_t lo = 0;
-	bool fix = false, tail_written = false;
+	bool fix = false, keep = false, tail_written = false;
 	uint8_t *cb;
 	int err;
 
@@ -437,6 +437,13 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		uo = (old - 1) / U;
 		lo = unit_len(old, uo);
 		fix = lo < U && uo < u0;
+		/*
+		 * Either way that unit's ciphertext changes in place (it is
+		 * encrypted as a full unit now): keep the old one to put
+		 * back if the write fails, or the old, shorter file would
+		 * read the first bytes of the new ciphertext as its last unit.
+		 */
+		keep = lo < U;
 	}
 
 	cb = bounce_get(span);
@@ -498,11 +505,13 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	if (err)
 		return err;
 
+	if (keep) {
+		err = read_exact(fd, old_last, lo, H + uo * U);
+		if (err)
+			return err;
+	}
 	if (fix) {
-		err = read_exact(fd, fix_old, lo, H + uo * U);
-		if (!err)
-			err = unit_load(xts, fd, hdr->id, old, uo, old_slot,
-					fix_new);
+		err = unit_load(xts, fd, hdr->id, old, uo, old_slot, fix_new);
 		if (err)
 			return err;
 		unit_encrypt(xts, hdr->id, uo, U, fix_new, fix_new, NULL);
@@ -527,8 +536,8 @@ restore:
 	 * Put back what lies outside the write's range: the old last unit
 	 * and the old size (a longer file would reinterpret that unit).
 	 */
-	if (fix)
-		(void)pwrite_full(fd, fix_old, lo, H + uo * U);
+	if (keep)
+		(void)pwrite_full(fd, old_last, lo, H + uo * U);
 	if (size > old)
 		(void)!ftruncate(fd, (off_t)(H + old));
 	if (has_tail(old))

@@ -406,6 +406,51 @@ PY
 	[ "$(cat "$M/after")" = after ]
 }
 
+@test "ENOSPC: a failed append keeps the old last bytes of files of every size class" {
+	# A longer file encrypts its old short last unit as a full unit, in
+	# place; when the append then fails, the old unit must be put back,
+	# or the file's last bytes (a tail of up to 15 bytes: all of them)
+	# read back as garbage or EIO. The disk is filled to the last byte
+	# first, so each append fails right after that in-place rewrite.
+	small_vol
+	local s
+	for s in 5 100 4096 5000 8191; do
+		mkdata "$R/a$s" "$s" "$s"
+		cp "$R/a$s" "$M/a$s"
+	done
+	run python3 - "$M" <<'PY'
+import os, sys
+m = sys.argv[1]
+fd = os.open(os.path.join(m, "fill"), os.O_WRONLY | os.O_CREAT, 0o644)
+for bs in (65536, 4096, 512, 16, 1):
+    try:
+        while True:
+            os.write(fd, b"f" * bs)
+    except OSError:
+        pass
+os.close(fd)
+for s in (5, 100, 4096, 5000, 8191):
+    fd = os.open(os.path.join(m, "a%d" % s), os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, b"q" * 100000)
+        print(s, "appended")
+    except OSError as e:
+        print(s, e.strerror)
+    os.close(fd)
+PY
+	echo "$output"
+	# each either failed or (a block freed meanwhile) got a short write
+	[[ $output == *"No space left on device"* ]]
+	for s in 5 100 4096 5000 8191; do
+		cmp <(head -c "$s" "$M/a$s") "$R/a$s"
+	done
+	rm "$M/fill"
+	remount "$C" "$M"
+	for s in 5 100 4096 5000 8191; do
+		cmp <(head -c "$s" "$M/a$s") "$R/a$s"
+	done
+}
+
 @test "ENOSPC with -o writeback: write() succeeds, close and fsync report it" {
 	# The trade doc/DESIGN.md names for the opt-in writeback cache: a full
 	# disk shows at close or fsync, not at write. Both must say so (the

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +285,75 @@ static void corruption(const struct xts_ctx *x, int fd)
 	      "short lower file");
 }
 
+/*
+ * A write that fails part-way (here: past RLIMIT_FSIZE, as a full disk
+ * fails past the space left) leaves the size as it was and every byte
+ * outside its range, including those of the old short last unit, which
+ * a longer file encrypts as a full unit and so rewrites in place; inside
+ * its range each byte is the old or the new one, never garbage.
+ */
+static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd)
+{
+	static const uint64_t olds[] = { 0, 5, 15, 16, 100, 4096, 4097, 4111,
+					 5000, 8191, 12288 };
+	struct rlimit was, lim;
+
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(getrlimit(RLIMIT_FSIZE, &was) == 0, "getrlimit");
+	for (size_t i = 0; i < sizeof(olds) / sizeof(olds[0]); i++) {
+		uint64_t old = olds[i];
+		/* appends, writes inside the old last unit, past the end */
+		uint64_t offs[] = { old, old > 100 ? old - 100 : 0, old + 10,
+				    old + 5000 };
+
+		for (size_t j = 0; j < sizeof(offs) / sizeof(offs[0]); j++) {
+			struct content_hdr h;
+			uint64_t ps = 0;
+			ssize_t n;
+			char what[96];
+
+			CHECK(ftruncate(fd, 0) == 0, "ftruncate");
+			content_init_header(fd, &h);
+			rng_bytes(model, old);
+			msize = old;
+			if (old)
+				CHECK(content_write(x, fd, &h, &ps, model, old, 0) ==
+				      (ssize_t)old, "write %llu",
+				      (unsigned long long)old);
+			/* the lower file may not grow by more than 1000 bytes */
+			lim = was;
+			lim.rlim_cur = CONTENT_HDR_SIZE + old + 1000;
+			CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+			rng_bytes(data, 20000);
+			n = content_write(x, fd, &h, &ps, data, 20000, offs[j]);
+			CHECK(setrlimit(RLIMIT_FSIZE, &was) == 0, "setrlimit");
+			CHECK(n == -EFBIG, "old %llu, write at %llu: %zd",
+			      (unsigned long long)old,
+			      (unsigned long long)offs[j], n);
+			snprintf(what, sizeof(what), "failed write at %llu of a "
+				 "%llu-byte file", (unsigned long long)offs[j],
+				 (unsigned long long)old);
+			CHECK(ps == old && lower_size(fd) == CONTENT_HDR_SIZE + old,
+			      "%s: size %llu, lower %llu", what,
+			      (unsigned long long)ps,
+			      (unsigned long long)lower_size(fd));
+			n = content_read(x, fd, &h, ps, got, old + 100, 0);
+			CHECK(n == (ssize_t)old, "%s: read %zd", what, n);
+			for (uint64_t b = 0; n == (ssize_t)old && b < old; b++) {
+				bool in = b >= offs[j] && b < offs[j] + 20000;
+
+				if (got[b] == model[b] ||
+				    (in && got[b] == data[b - offs[j]]))
+					continue;
+				CHECK(0, "%s: byte %llu is neither old nor new",
+				      what, (unsigned long long)b);
+				break;
+			}
+		}
+	}
+	signal(SIGXFSZ, SIG_DFL);
+}
+
 int main(void)
 {
 	const char *lng = getenv("XTSFS_TEST_LONG");
@@ -315,6 +386,7 @@ int main(void)
 		every_length(x, fd);
 		holes_and_seek(x, fd);
 		corruption(x, fd);
+		failed_writes_keep_old_data(x, fd);
 		random_ops(x, fd, &h, be == &xts_backend_software ? nops / 3 : nops);
 		xts_ctx_free(x);
 		printf("%-10s %s\n", be->name, test_failures == before ? "ok" : "FAILED");
