@@ -664,6 +664,12 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		err = unit_load(xts, fd, id, size, u, slot, p);
 		if (err)
 			return err;
+		/*
+		 * Already zeros (often a hole): nothing changes, and a rewrite
+		 * would need space there, and tear the unit on a full disk.
+		 */
+		if (all_zero(p, len))
+			continue;
 		{
 			uint64_t from = a > start ? a : start;
 			uint64_t to = b < start + len ? b : start + len;
