@@ -280,6 +280,15 @@ static int unit_load(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 	return unit_decrypt(xts, id, u, len, p, slot, p);
 }
 
+/* unit_load() of the old last unit @u (@len bytes), read already into @c. */
+static int old_last_plain(const struct xts_ctx *xts, const uint8_t id[16],
+			  uint64_t u, uint32_t len, const uint8_t *c,
+			  const uint8_t slot[16], uint8_t p[U])
+{
+	memset(p, 0, U);
+	return unit_decrypt(xts, id, u, len, c, slot, p);
+}
+
 /* ---- header ------------------------------------------------------------- */
 
 /* see content.h */
@@ -445,6 +454,12 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		 */
 		keep = lo < U;
 	}
+	/* read once: decrypted below, put back on failure */
+	if (keep) {
+		err = read_exact(fd, old_last, lo, H + uo * U);
+		if (err)
+			return err;
+	}
 
 	cb = bounce_get(span);
 	if (!cb)
@@ -475,7 +490,10 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 			uint64_t to = off + len < start + nlen ? off + len
 							       : start + nlen;
 
-			err = unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
+			err = keep && u == uo ?
+				old_last_plain(xts, hdr->id, uo, lo, old_last,
+					       old_slot, tmp) :
+				unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
 			if (err)
 				return err;
 			memcpy(tmp + (from - start), buf + (from - off),
@@ -505,13 +523,9 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	if (err)
 		return err;
 
-	if (keep) {
-		err = read_exact(fd, old_last, lo, H + uo * U);
-		if (err)
-			return err;
-	}
 	if (fix) {
-		err = unit_load(xts, fd, hdr->id, old, uo, old_slot, fix_new);
+		err = old_last_plain(xts, hdr->id, uo, lo, old_last, old_slot,
+				     fix_new);
 		if (err)
 			return err;
 		unit_encrypt(xts, hdr->id, uo, U, fix_new, fix_new, NULL);
