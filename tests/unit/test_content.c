@@ -165,21 +165,33 @@ static void random_ops(const struct xts_ctx *x, int fd, struct content_hdr *h,
 	}
 }
 
+/*
+ * Empty @fd and make it a file of @len random bytes (the model) in one
+ * write. Return: its plaintext size.
+ */
+static uint64_t fresh_file(const struct xts_ctx *x, int fd,
+			   struct content_hdr *h, uint64_t len)
+{
+	uint64_t ps = 0;
+
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
+	content_init_header(fd, h);
+	rng_bytes(model, len);
+	msize = len;
+	if (len)
+		CHECK(content_write(x, fd, h, &ps, model, len, 0) ==
+		      (ssize_t)len, "write %llu", (unsigned long long)len);
+	return ps;
+}
+
 /* Every length 0..9000 written in one go reads back, sizes exact. */
 static void every_length(const struct xts_ctx *x, int fd)
 {
 	struct content_hdr h;
 
 	for (uint64_t len = 0; len <= 9000; len += len < 40 ? 1 : 37) {
-		uint64_t ps = 0;
+		uint64_t ps = fresh_file(x, fd, &h, len);
 
-		CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-		content_init_header(fd, &h);
-		rng_bytes(model, len);
-		msize = len;
-		if (len)
-			CHECK(content_write(x, fd, &h, &ps, model, len, 0) ==
-			      (ssize_t)len, "write %llu", (unsigned long long)len);
 		check_all(x, fd, &h, ps, "every_length");
 		/* and byte-by-byte appends for short files */
 		if (len <= 40) {
@@ -308,18 +320,10 @@ static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd)
 
 		for (size_t j = 0; j < sizeof(offs) / sizeof(offs[0]); j++) {
 			struct content_hdr h;
-			uint64_t ps = 0;
+			uint64_t ps = fresh_file(x, fd, &h, old);
 			ssize_t n;
 			char what[96];
 
-			CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-			content_init_header(fd, &h);
-			rng_bytes(model, old);
-			msize = old;
-			if (old)
-				CHECK(content_write(x, fd, &h, &ps, model, old, 0) ==
-				      (ssize_t)old, "write %llu",
-				      (unsigned long long)old);
 			/* the lower file may not grow by more than 1000 bytes */
 			lim = was;
 			lim.rlim_cur = CONTENT_HDR_SIZE + old + 1000;
