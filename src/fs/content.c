@@ -445,14 +445,16 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	if (size > old && old > 0) {
 		uo = (old - 1) / U;
 		lo = unit_len(old, uo);
-		fix = lo < U && uo < u0;
 		/*
-		 * Either way that unit's ciphertext changes in place (it is
-		 * encrypted as a full unit now): keep the old one to put
-		 * back if the write fails, or the old, shorter file would
-		 * read the first bytes of the new ciphertext as its last unit.
+		 * A short one's ciphertext changes in place (it is encrypted
+		 * as a full unit now), whether the write starts in it or
+		 * beyond it (fix: then it is re-encrypted on its own): keep
+		 * the old one to put back if the write fails, or the old,
+		 * shorter file would read the first bytes of the new
+		 * ciphertext as its last unit.
 		 */
 		keep = lo < U;
+		fix = keep && uo < u0;
 	}
 	/* read once: decrypted below, put back on failure */
 	if (keep) {

@@ -1837,6 +1837,15 @@ static bool dir_unchanged(struct xinode *in, int fd)
 	return seen_check(in, fd, true, 2);
 }
 
+/* @d's stream state for lower position @offset, nothing read yet. */
+static void xdir_reset(struct xdir *d, off_t offset)
+{
+	d->offset = offset;
+	d->eof = false;
+	d->pos = d->len = 0;
+	d->entry = NULL;
+}
+
 static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -1859,10 +1868,7 @@ static void xfs_opendir(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	d->fd = fd;
-	d->offset = 0;
-	d->eof = false;
-	d->pos = d->len = 0;
-	d->entry = NULL;
+	xdir_reset(d, 0);
 	fi->fh = (uint64_t)(uintptr_t)d;
 	/*
 	 * Let the kernel keep this directory's listing (its own changes
@@ -1907,10 +1913,7 @@ static struct dirent64 *xdir_next(struct xdir *d, int *err)
 /* Go to position @offset (0 or a d_off that getdents64 gave). */
 static int xdir_seek(struct xdir *d, off_t offset)
 {
-	d->pos = d->len = 0;
-	d->eof = false;
-	d->entry = NULL;
-	d->offset = offset;
+	xdir_reset(d, offset);
 	return lseek(d->fd, offset, SEEK_SET) < 0 ? -errno : 0;
 }
 
