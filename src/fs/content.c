@@ -639,13 +639,41 @@ restore:
 
 /* ---- fallocate ---------------------------------------------------------- */
 
+/*
+ * Lower bytes [H + @start, H + @start + @len) become zeros: one punch, so
+ * that every lower block wholly inside is freed (units do not start on
+ * block boundaries: a punch per unit would free none), or written zeros
+ * where the lower filesystem cannot punch.
+ */
+static int punch_units(int fd, uint64_t start, uint64_t len)
+{
+	static const uint8_t zeros[U];
+	uint64_t done;
+	int err;
+
+	if (!len)
+		return 0;
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)(H + start), (off_t)len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -errno;
+	for (done = 0; done < len; done += U) {
+		err = pwrite_full(fd, zeros, len - done < U ? len - done : U,
+				  H + start + done);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Zero plaintext [a, b), a < b <= size: whole units become lower holes. */
 static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		      uint64_t size, uint64_t a, uint64_t b)
 {
 	uint8_t slot[16] = { 0 }, new_slot[16], p[U];
-	uint64_t u, ua = a / U, ub = (b - 1) / U;
-	bool tail = has_tail(size);
+	uint64_t u, ua = a / U, ub = (b - 1) / U, run_start = 0, run_len = 0;
+	bool tail = has_tail(size), run_tail = false;
 	int err;
 
 	if (tail) {
@@ -658,23 +686,11 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		uint64_t start = u * U;
 
 		if (a <= start && b >= start + len) {
-			/* whole unit: a hole (zeros) in the lower file */
-			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)(H + start), len) != 0) {
-				static const uint8_t zeros[U];
-
-				if (errno != EOPNOTSUPP)
-					return -errno;
-				err = pwrite_full(fd, zeros, len, H + start);
-				if (err)
-					return err;
-			}
-			if (len <= TAIL_MAX) {
-				memset(slot, 0, sizeof(slot));
-				err = write_slot(fd, slot);
-				if (err)
-					return err;
-			}
+			/* whole unit: punched with the run it belongs to */
+			if (!run_len)
+				run_start = start;
+			run_len += len;
+			run_tail = len <= TAIL_MAX;
 			continue;
 		}
 		err = unit_load(xts, fd, id, size, u, slot, p);
@@ -699,7 +715,14 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		if (err)
 			return err;
 	}
-	return 0;
+	/* the whole units lie between the partial first and last ones */
+	err = punch_units(fd, run_start, run_len);
+	if (!err && run_tail) {
+		/* a tail of zeros: its slot is zeros too */
+		memset(slot, 0, sizeof(slot));
+		err = write_slot(fd, slot);
+	}
+	return err;
 }
 
 /* see content.h */

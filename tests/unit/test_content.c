@@ -218,6 +218,7 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	struct content_hdr h;
 	uint64_t ps = 0;
 	struct stat st;
+	blkcnt_t freed;
 	uint8_t buf[100];
 
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
@@ -259,6 +260,28 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	CHECK(content_seek(fd, ps, 4096, SEEK_DATA) == 8192, "data after hole");
 	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE, 0, 10) ==
 	      -EOPNOTSUPP, "punch without KEEP_SIZE");
+	/* punching many units frees the lower blocks inside them */
+	ps = fresh_file(x, fd, &h, 80 * 4096);
+	fstat(fd, &st);
+	freed = st.st_blocks;
+	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE |
+				FALLOC_FL_KEEP_SIZE, 8 * 4096, 64 * 4096) == 0,
+	      "punch 64 units");
+	fstat(fd, &st);
+	freed -= st.st_blocks;
+	memset(model + 8 * 4096, 0, 64 * 4096);
+	check_all(x, fd, &h, ps, "punch 64 units");
+	/* 64 units hold 63 whole 4 KiB blocks at least (504 sectors) */
+	if (freed < 504) {
+		blkcnt_t was = st.st_blocks;
+
+		/* does this filesystem free punched blocks at all? */
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      76 * 4096, 4 * 4096) == 0 &&
+		    fstat(fd, &st) == 0 && st.st_blocks < was)
+			CHECK(0, "punching 64 units freed %lld sectors",
+			      (long long)freed);
+	}
 	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_COLLAPSE_RANGE, 0,
 				4096) == -EOPNOTSUPP, "collapse");
 }
