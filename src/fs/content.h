@@ -67,13 +67,21 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
  * rewritten, except the old last unit when the file grows past it (it
  * turns from a short unit into a full one). A failure (e.g. ENOSPC)
  * restores the old size and the old last unit, so nothing outside the
- * range is damaged.
+ * range is damaged. A full disk is found before anything is overwritten:
+ * the part of the range inside the old size is reserved (fallocate)
+ * first, unless @flags has CONTENT_HOLES_SEEKABLE and SEEK_HOLE finds no
+ * hole in it (allocated already: an overwrite in place needs no space).
  * @psize: in: the size before; out: the size after (unchanged on error).
+ * @flags: CONTENT_HOLES_SEEKABLE if the lower filesystem's SEEK_HOLE is
+ * exact (ext4, XFS, btrfs, tmpfs, f2fs; the generic lseek of others calls
+ * a sparse file all data), else 0.
  * Return: @len or -errno.
  */
+#define CONTENT_HOLES_SEEKABLE 1u
 ssize_t content_write(const struct xts_ctx *xts, int fd,
 		      const struct content_hdr *hdr, uint64_t *psize,
-		      const uint8_t *buf, size_t len, uint64_t off);
+		      const uint8_t *buf, size_t len, uint64_t off,
+		      unsigned flags);
 
 /*
  * content_truncate() - set the plaintext size to @size (grow with zeros,

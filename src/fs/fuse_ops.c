@@ -45,24 +45,51 @@
 #define PREFETCH_THREADS 4
 #define PREFETCH_DEPTH 1024
 
+/* The magic number (statfs f_type) of the filesystem of @fd, 0 if unknown. */
+static unsigned long lower_fs_type(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 ? (unsigned long)sf.f_type : 0;
+}
+
 /*
- * Whether @fd is on a lower filesystem whose close() cannot report
- * anything (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a
- * FLUSH at every close would be a round trip for nothing, so opens say
+ * Whether a lower filesystem of @type cannot report anything at close()
+ * (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a FLUSH at
+ * every close would be a round trip for nothing, so opens say
  * FOPEN_NOFLUSH. Network filesystems (NFS, CIFS) report delayed write
  * errors at close: they, and anything not known here, keep FLUSH
  * (xfs_flush).
  */
-static bool close_reports_nothing(int fd)
+static bool close_reports_nothing(unsigned long type)
 {
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf) != 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
+	switch (type) {
 	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
 	case 0x58465342UL: /* XFS_SUPER_MAGIC */
 	case 0x01021994UL: /* TMPFS_MAGIC */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether SEEK_HOLE on a lower filesystem of @type reports holes exactly
+ * (ext4, XFS, btrfs, tmpfs, f2fs), so that writes in place may skip the
+ * reservation of ranges without holes (CONTENT_HOLES_SEEKABLE). The
+ * generic lseek of other filesystems calls every byte of a file data,
+ * sparse or not: there every overwrite keeps its fallocate. (ext2 and ext3
+ * volumes mounted by the ext4 driver share its magic and its lseek; the
+ * old ext2 driver has no fallocate, so its answer changes nothing.)
+ */
+static bool holes_seekable(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
+	case 0x58465342UL: /* XFS_SUPER_MAGIC */
+	case 0x9123683EUL: /* BTRFS_SUPER_MAGIC */
+	case 0x01021994UL: /* TMPFS_MAGIC */
+	case 0xF2F52010UL: /* F2FS_SUPER_MAGIC */
 		return true;
 	default:
 		return false;
@@ -311,6 +338,7 @@ static void prefetch_drop(void *ctx, void *item);
 int xfs_init(struct xfs *fs)
 {
 	struct stat st;
+	unsigned long fstype;
 	int err;
 
 	pthread_mutex_init(&fs->table_lock, NULL);
@@ -326,7 +354,9 @@ int xfs_init(struct xfs *fs)
 	fs->root->nlookup = 2;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
-	fs->noflush = close_reports_nothing(fs->root_fd);
+	fstype = lower_fs_type(fs->root_fd);
+	fs->noflush = close_reports_nothing(fstype);
+	fs->write_flags = holes_seekable(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
 	/* plaintext names need no dirid */
 	err = fs->names ? prefetch_start(&fs->prefetch, PREFETCH_THREADS,
 					 PREFETCH_DEPTH, prefetch_dirid,
@@ -1707,7 +1737,7 @@ static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		return;
 	}
 	n = content_write(fs->xts, h->fd, &in->hdr, &ps, (const uint8_t *)buf,
-			  size, (uint64_t)off);
+			  size, (uint64_t)off, fs->write_flags);
 	keep_mtime(fs, h->fd, &before);
 	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);

@@ -40,6 +40,7 @@ struct xfs {
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	bool writeback_on;            /* ... and the kernel agreed to it */
 	bool noflush;                 /* lower close() reports nothing */
+	unsigned write_flags;         /* content_write() flags for the lower fs */
 	struct fuse_session *se;      /* for notifications to the kernel */
 	double entry_timeout;         /* seconds the kernel may cache names */
 	double attr_timeout;          /* seconds the kernel may cache attrs */

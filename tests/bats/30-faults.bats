@@ -451,6 +451,53 @@ PY
 	done
 }
 
+@test "ENOSPC: overwriting a hole fails and changes nothing; data is still overwritten in place" {
+	# Overwrites need no space where the units are allocated (no
+	# fallocate there), but a hole does: on a full disk writing into it
+	# must fail before anything is written, the file as it was.
+	small_vol
+	mkdata "$R/f" 49152 31
+	cp "$R/f" "$M/f"
+	fallocate -p -o 16384 -l 16384 "$M/f"   # units 4..7: a hole
+	fallocate -p -o 16384 -l 16384 "$R/f"
+	cmp "$M/f" "$R/f"
+	# the punch freed the lower blocks inside those units
+	[ "$(du -k "$(lower_of "$M/f")" | cut -f1)" -lt 48 ]
+	run python3 - "$M/f" "$M/fill" "$R/f" <<'PY'
+import os, sys
+f, fill, ref = sys.argv[1:4]
+fd = os.open(fill, os.O_WRONLY | os.O_CREAT, 0o644)
+for bs in (65536, 4096, 512, 16, 1):
+    try:
+        while True:
+            os.write(fd, b"f" * bs)
+    except OSError:
+        pass
+os.close(fd)
+fd = os.open(f, os.O_WRONLY)
+rd = os.open(ref, os.O_WRONLY)
+# data units rewritten in place: whole, partial, across a boundary
+for off, n in ((0, 8192), (100, 50), (12000, 1000), (40000, 9152)):
+    data = os.urandom(n)
+    assert os.pwrite(fd, data, off) == n, off
+    os.pwrite(rd, data, off)
+# the hole: whole units, a part, from a data unit into it
+for off, n in ((16384, 8192), (20000, 10), (12000, 8000)):
+    try:
+        os.pwrite(fd, b"h" * n, off)
+        print("hole write at", off, "succeeded")
+    except OSError as e:
+        print("hole write at", off, e.strerror)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'No space left on device' <<<"$output")" -eq 3 ]
+	cmp "$M/f" "$R/f"
+	rm "$M/fill"
+	remount "$C" "$M"
+	cmp "$M/f" "$R/f"
+}
+
 @test "ENOSPC with -o writeback: write() succeeds, close and fsync report it" {
 	# The trade doc/DESIGN.md names for the opt-in writeback cache: a full
 	# disk shows at close or fsync, not at write. Both must say so (the

@@ -12,9 +12,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "content.h"
@@ -107,7 +113,8 @@ static void random_ops(const struct xts_ctx *x, int fd, struct content_hdr *h,
 				memset(data, 0, len);
 			else
 				rng_bytes(data, len);
-			n = content_write(x, fd, h, &ps, data, len, off);
+			n = content_write(x, fd, h, &ps, data, len, off,
+					  rng_below(2) ? CONTENT_HOLES_SEEKABLE : 0);
 			snprintf(what, sizeof(what), "op %d write %zu@%llu", i,
 				 len, (unsigned long long)off);
 			CHECK(n == (ssize_t)len, "%s: %zd", what, n);
@@ -179,7 +186,7 @@ static uint64_t fresh_file(const struct xts_ctx *x, int fd,
 	rng_bytes(model, len);
 	msize = len;
 	if (len)
-		CHECK(content_write(x, fd, h, &ps, model, len, 0) ==
+		CHECK(content_write(x, fd, h, &ps, model, len, 0, 0) ==
 		      (ssize_t)len, "write %llu", (unsigned long long)len);
 	return ps;
 }
@@ -199,7 +206,7 @@ static void every_length(const struct xts_ctx *x, int fd)
 			CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 			content_init_header(fd, &h);
 			for (uint64_t i = 0; i < len; i++)
-				content_write(x, fd, &h, &ps, model + i, 1, i);
+				content_write(x, fd, &h, &ps, model + i, 1, i, 0);
 			check_all(x, fd, &h, ps, "appends");
 		}
 	}
@@ -225,8 +232,8 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	content_init_header(fd, &h);
 	memset(buf, 0xab, sizeof(buf));
 	/* 100 bytes at 0, then 100 bytes at 64 MiB: a sparse file */
-	content_write(x, fd, &h, &ps, buf, 100, 0);
-	content_write(x, fd, &h, &ps, buf, 100, 64u << 20);
+	content_write(x, fd, &h, &ps, buf, 100, 0, 0);
+	content_write(x, fd, &h, &ps, buf, 100, 64u << 20, 0);
 	fstat(fd, &st);
 	CHECK(st.st_blocks * 512 < (1u << 20), "not sparse: %lld blocks",
 	      (long long)st.st_blocks);
@@ -253,7 +260,7 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
 	rng_bytes(data, 3 * 4096);
-	content_write(x, fd, &h, &ps, data, 3 * 4096, 0);
+	content_write(x, fd, &h, &ps, data, 3 * 4096, 0, 0);
 	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE |
 				FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0, "punch");
 	CHECK(content_seek(fd, ps, 0, SEEK_HOLE) == 4096, "punched hole");
@@ -310,7 +317,7 @@ static void corruption(const struct xts_ctx *x, int fd)
 	/* a torn short tail: slot from another write */
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
 	content_init_header(fd, &h);
-	content_write(x, fd, &h, &ps, (const uint8_t *)"hello", 5, 0);
+	content_write(x, fd, &h, &ps, (const uint8_t *)"hello", 5, 0, 0);
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == 5 &&
 	      !memcmp(got, "hello", 5), "tail");
 	CHECK(pwrite(fd, &b, 1, 39) == 1, "pwrite");
@@ -327,7 +334,8 @@ static void corruption(const struct xts_ctx *x, int fd)
  * a longer file encrypts as a full unit and so rewrites in place; inside
  * its range each byte is the old or the new one, never garbage.
  */
-static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd)
+static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd,
+					unsigned flags)
 {
 	static const uint64_t olds[] = { 0, 5, 15, 16, 100, 4096, 4097, 4111,
 					 5000, 8191, 12288 };
@@ -352,7 +360,8 @@ static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd)
 			lim.rlim_cur = CONTENT_HDR_SIZE + old + 1000;
 			CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
 			rng_bytes(data, 20000);
-			n = content_write(x, fd, &h, &ps, data, 20000, offs[j]);
+			n = content_write(x, fd, &h, &ps, data, 20000, offs[j],
+					  flags);
 			CHECK(setrlimit(RLIMIT_FSIZE, &was) == 0, "setrlimit");
 			CHECK(n == -EFBIG, "old %llu, write at %llu: %zd",
 			      (unsigned long long)old,
@@ -379,6 +388,114 @@ static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd)
 		}
 	}
 	signal(SIGXFSZ, SIG_DFL);
+}
+
+/* Make every later fallocate(2) of this process fail with EIO. */
+static int fallocate_fails(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fallocate, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EIO),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+/* write @len bytes of new data at @off; on success the model follows */
+static ssize_t try_write(const struct xts_ctx *x, int fd,
+			 const struct content_hdr *h, uint64_t *ps,
+			 size_t len, uint64_t off, unsigned flags)
+{
+	ssize_t n;
+
+	rng_bytes(data, len);
+	n = content_write(x, fd, h, ps, data, len, off, flags);
+	if (n == (ssize_t)len) {
+		memcpy(model + off, data, len);
+		if (off + len > msize)
+			msize = off + len;
+	}
+	return n;
+}
+
+/*
+ * Which writes reserve space before overwriting (a full disk must fail
+ * there, before anything changes): in a child whose fallocate(2) always
+ * fails with EIO, a write that reserves fails with EIO and changes
+ * nothing, one that does not succeeds. Without CONTENT_HOLES_SEEKABLE
+ * every overwrite reserves; with it only ranges with a hole do, as
+ * overwriting allocated units in place needs no space; appends never do
+ * (a failed one is undone).
+ */
+static void reserves_only_what_needs_space(const struct xts_backend *be,
+					   int fd)
+{
+	const uint64_t U = CONTENT_UNIT, H = CONTENT_HDR_SIZE;
+	struct content_hdr h;
+	struct xts_ctx *x;
+	uint8_t key[64];
+	uint64_t ps;
+	bool holes;
+	pid_t pid;
+	int status;
+
+	/* a child of its own: keys in locked memory are not inherited */
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid != 0) {
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0, "reserve checks (status %d)",
+		      status);
+		return;
+	}
+	rng_bytes(key, 64);
+	key[0] ^= key[32] ^ 1;
+	if (xts_ctx_new(&x, be, key) != 0) {
+		CHECK(0, "ctx");
+		_exit(1);
+	}
+	/* 8 units, 4 and 5 punched: the lower blocks inside them freed */
+	ps = fresh_file(x, fd, &h, 8 * U);
+	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE |
+				FALLOC_FL_KEEP_SIZE, 4 * U, 2 * U) == 0, "punch");
+	memset(model + 4 * U, 0, 2 * U);
+	holes = lseek(fd, (off_t)(H + 4 * U), SEEK_HOLE) < (off_t)(H + 6 * U);
+	if (!holes)
+		printf("reserve: the lower filesystem of %s shows no hole; "
+		       "checking overwrites of allocated units only\n", path);
+	if (fallocate_fails() != 0) {
+		printf("reserve: no seccomp here, not checked\n");
+		_exit(0);
+	}
+	CHECK(try_write(x, fd, &h, &ps, 2 * U, 0, CONTENT_HOLES_SEEKABLE) ==
+	      (ssize_t)(2 * U), "allocated units, seekable: no reservation");
+	CHECK(try_write(x, fd, &h, &ps, 100, 6 * U + 10,
+			CONTENT_HOLES_SEEKABLE) == 100,
+	      "part of an allocated unit, seekable: no reservation");
+	CHECK(try_write(x, fd, &h, &ps, U, 2 * U, 0) == -EIO,
+	      "allocated unit, not seekable: reserved");
+	if (holes) {
+		CHECK(try_write(x, fd, &h, &ps, U, 4 * U,
+				CONTENT_HOLES_SEEKABLE) == -EIO,
+		      "a hole, seekable: reserved");
+		CHECK(try_write(x, fd, &h, &ps, 2 * U, 3 * U,
+				CONTENT_HOLES_SEEKABLE) == -EIO,
+		      "a unit and a hole, seekable: reserved");
+		CHECK(try_write(x, fd, &h, &ps, 10, 5 * U + 1,
+				CONTENT_HOLES_SEEKABLE) == -EIO,
+		      "part of a hole, seekable: reserved");
+	}
+	CHECK(try_write(x, fd, &h, &ps, 3 * U + 5, 8 * U, 0) ==
+	      (ssize_t)(3 * U + 5), "append: no reservation");
+	check_all(x, fd, &h, ps, "reserve");
+	xts_ctx_free(x);
+	_exit(test_failures ? 1 : 0);
 }
 
 int main(void)
@@ -413,7 +530,10 @@ int main(void)
 		every_length(x, fd);
 		holes_and_seek(x, fd);
 		corruption(x, fd);
-		failed_writes_keep_old_data(x, fd);
+		failed_writes_keep_old_data(x, fd, 0);
+		failed_writes_keep_old_data(x, fd, CONTENT_HOLES_SEEKABLE);
+		if (be == &xts_backend_software)
+			reserves_only_what_needs_space(be, fd);
 		random_ops(x, fd, &h, be == &xts_backend_software ? nops / 3 : nops);
 		xts_ctx_free(x);
 		printf("%-10s %s\n", be->name, test_failures == before ? "ok" : "FAILED");
