@@ -404,10 +404,11 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
  * filesystem's SEEK_HOLE is exact: CONTENT_HOLES_SEEKABLE), a range with
  * no hole that ends inside the file is already allocated and needs no new
  * space: one lseek instead of a fallocate, which on ext4 costs a journal
- * handle and an inode update per call (a third of a random 4 KiB
- * overwrite's time). Unwritten extents without cached data look like
- * holes: those still get the (then harmless) fallocate. The lseek moves
- * the file offset, which nothing here uses (every access is positioned).
+ * handle and an inode update per call (up to a third of a warm random
+ * 4 KiB overwrite's time). Unwritten extents without cached data look
+ * like holes: those still get the (then harmless) fallocate. The lseek
+ * moves the file offset, which nothing here uses (every access is
+ * positioned).
  */
 static int reserve(int fd, uint64_t start, uint64_t len, bool seekable)
 {
