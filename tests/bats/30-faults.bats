@@ -362,6 +362,21 @@ small_vol() {
 	MOUNTS=("$M" "$T/small")
 }
 
+# fill_disk FILE: write FILE until the disk is full to the last byte.
+fill_disk() {
+	python3 - "$1" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+for bs in (65536, 4096, 512, 16, 1):
+    try:
+        while True:
+            os.write(fd, b"f" * bs)
+    except OSError:
+        pass
+os.close(fd)
+PY
+}
+
 @test "ENOSPC: the writer is told, earlier files and the written prefix are intact" {
 	small_vol
 	mkdata "$R/early" 1000000 20
@@ -418,17 +433,10 @@ PY
 		mkdata "$R/a$s" "$s" "$s"
 		cp "$R/a$s" "$M/a$s"
 	done
+	fill_disk "$M/fill"
 	run python3 - "$M" <<'PY'
 import os, sys
 m = sys.argv[1]
-fd = os.open(os.path.join(m, "fill"), os.O_WRONLY | os.O_CREAT, 0o644)
-for bs in (65536, 4096, 512, 16, 1):
-    try:
-        while True:
-            os.write(fd, b"f" * bs)
-    except OSError:
-        pass
-os.close(fd)
 for s in (5, 100, 4096, 5000, 8191):
     fd = os.open(os.path.join(m, "a%d" % s), os.O_WRONLY | os.O_APPEND)
     try:
@@ -463,17 +471,10 @@ PY
 	cmp "$M/f" "$R/f"
 	# the punch freed the lower blocks inside those units
 	[ "$(du -k "$(lower_of "$M/f")" | cut -f1)" -lt 48 ]
-	run python3 - "$M/f" "$M/fill" "$R/f" <<'PY'
+	fill_disk "$M/fill"
+	run python3 - "$M/f" "$R/f" <<'PY'
 import os, sys
-f, fill, ref = sys.argv[1:4]
-fd = os.open(fill, os.O_WRONLY | os.O_CREAT, 0o644)
-for bs in (65536, 4096, 512, 16, 1):
-    try:
-        while True:
-            os.write(fd, b"f" * bs)
-    except OSError:
-        pass
-os.close(fd)
+f, ref = sys.argv[1:3]
 fd = os.open(f, os.O_WRONLY)
 rd = os.open(ref, os.O_WRONLY)
 # data units rewritten in place: whole, partial, across a boundary
