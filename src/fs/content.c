@@ -108,12 +108,14 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t off)
 /*
  * Per-thread buffers: one allocation each per worker thread, reused by
  * every request (no malloc per read or write), freed when the thread
- * ends. Slot 0 is ours (bounce_get); the others are lent to callers
- * (content_scratch) and never used in here.
+ * ends. Slots 0 (bounce_get: the new ciphertext of a write) and KEEP_SLOT
+ * (the old ciphertext a growing write overwrites) are ours; the others
+ * are lent to callers (content_scratch) and never used in here.
  */
+#define KEEP_SLOT CONTENT_SCRATCH_SLOTS
 struct bounce {
-	uint8_t *p[CONTENT_SCRATCH_SLOTS]; /* 64-byte aligned */
-	size_t cap[CONTENT_SCRATCH_SLOTS]; /* bytes */
+	uint8_t *p[CONTENT_SCRATCH_SLOTS + 1]; /* 64-byte aligned */
+	size_t cap[CONTENT_SCRATCH_SLOTS + 1]; /* bytes */
 };
 
 static pthread_key_t bounce_key;
@@ -123,7 +125,7 @@ static void bounce_free(void *arg)
 {
 	struct bounce *b = arg;
 
-	for (int i = 0; i < CONTENT_SCRATCH_SLOTS; i++)
+	for (int i = 0; i <= KEEP_SLOT; i++)
 		free(b->p[i]);
 	free(b);
 }
@@ -436,12 +438,12 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 {
 	const bool seekable = flags & CONTENT_HOLES_SEEKABLE;
 	const uint64_t old = *psize;
-	uint64_t size, u0, u1, u, span, uo = 0;
+	uint64_t size, u0, u1, u, span, uo = 0, ks = 0, kl = 0;
 	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
-	uint8_t tmp[U], old_last[U], fix_new[U];
+	uint8_t tmp[U], fix_new[U];
 	uint32_t lo = 0;
-	bool fix = false, keep = false, tail_written = false;
-	uint8_t *cb;
+	bool fix = false, short_last = false, tail_written = false;
+	uint8_t *cb, *kc = NULL;
 	int err;
 
 	if (len == 0)
@@ -458,24 +460,31 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		if (err)
 			return err;
 	}
-	/* Growing past a short last unit turns it into a full one. */
+	/*
+	 * A write that grows the file can fail part-way (ENOSPC, EFBIG)
+	 * after it has overwritten what it overlaps of the old file; the
+	 * restore below then puts back the old size and the old ciphertext
+	 * of [ks, old), so a failed write changes nothing. That is the part
+	 * of the span inside the old size and, when the old last unit is
+	 * short, that unit: growing turns it into a full one, encrypted
+	 * anew in place, whether the write starts in it or beyond it (fix:
+	 * then it is re-encrypted on its own); the old, shorter file would
+	 * read the first bytes of the new ciphertext as its last unit.
+	 * Appends at the end keep at most that short unit: one read.
+	 */
 	if (size > old && old > 0) {
 		uo = (old - 1) / U;
 		lo = unit_len(old, uo);
-		/*
-		 * A short one's ciphertext changes in place (it is encrypted
-		 * as a full unit now), whether the write starts in it or
-		 * beyond it (fix: then it is re-encrypted on its own): keep
-		 * the old one to put back if the write fails, or the old,
-		 * shorter file would read the first bytes of the new
-		 * ciphertext as its last unit.
-		 */
-		keep = lo < U;
-		fix = keep && uo < u0;
+		short_last = lo < U;
+		fix = short_last && uo < u0;
+		ks = u0 * U < old ? u0 * U : short_last ? uo * U : old;
+		kl = old - ks;
 	}
-	/* read once: decrypted below, put back on failure */
-	if (keep) {
-		err = read_exact(fd, old_last, lo, H + uo * U);
+	if (kl) {
+		kc = tls_buffer(KEEP_SLOT, kl);
+		if (!kc)
+			return -ENOMEM;
+		err = read_exact(fd, kc, kl, H + ks);
 		if (err)
 			return err;
 	}
@@ -509,9 +518,9 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 			uint64_t to = off + len < start + nlen ? off + len
 							       : start + nlen;
 
-			err = keep && u == uo ?
-				old_last_plain(xts, hdr->id, uo, lo, old_last,
-					       old_slot, tmp) :
+			err = short_last && u == uo ?
+				old_last_plain(xts, hdr->id, uo, lo,
+					       kc + (uo * U - ks), old_slot, tmp) :
 				unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
 			if (err)
 				return err;
@@ -544,7 +553,7 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		return err;
 
 	if (fix) {
-		err = old_last_plain(xts, hdr->id, uo, lo, old_last, old_slot,
+		err = old_last_plain(xts, hdr->id, uo, lo, kc, old_slot,
 				     fix_new);
 		if (err)
 			return err;
@@ -567,11 +576,11 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 
 restore:
 	/*
-	 * Put back what lies outside the write's range: the old last unit
-	 * and the old size (a longer file would reinterpret that unit).
+	 * Put back the old ciphertext the write overwrote and the old size
+	 * (a longer file would reinterpret the old last unit).
 	 */
-	if (keep)
-		(void)pwrite_full(fd, old_last, lo, H + uo * U);
+	if (kl)
+		(void)pwrite_full(fd, kc, kl, H + ks);
 	if (size > old)
 		(void)!ftruncate(fd, (off_t)(H + old));
 	if (has_tail(old))

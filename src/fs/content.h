@@ -65,12 +65,13 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
  * covered are encrypted straight from @buf, partial units are read,
  * decrypted, patched and re-encrypted; units outside the range are never
  * rewritten, except the old last unit when the file grows past it (it
- * turns from a short unit into a full one). A failure (e.g. ENOSPC)
- * restores the old size and the old last unit, so nothing outside the
- * range is damaged. A full disk is found before anything is overwritten:
- * the part of the range inside the old size is reserved (fallocate)
- * first, unless @flags has CONTENT_HOLES_SEEKABLE and SEEK_HOLE finds no
- * hole in it (allocated already: an overwrite in place needs no space).
+ * turns from a short unit into a full one). A write that grows the file
+ * and fails part-way (ENOSPC, EFBIG) puts back the old size and the old
+ * ciphertext it overwrote: it changes nothing. Inside the old size a
+ * full disk is found before anything is overwritten: that part of the
+ * range is reserved (fallocate) first, unless @flags has
+ * CONTENT_HOLES_SEEKABLE and SEEK_HOLE finds no hole in it (allocated
+ * already: an overwrite in place needs no space).
  * @psize: in: the size before; out: the size after (unchanged on error).
  * @flags: CONTENT_HOLES_SEEKABLE if the lower filesystem's SEEK_HOLE is
  * exact (ext4, XFS, btrfs, tmpfs, f2fs; the generic lseek of others calls

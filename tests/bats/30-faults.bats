@@ -393,7 +393,7 @@ PY
 	cmp "$M/big" <(head -c "$size" "$R/big")
 	# an unaligned write into the full disk, as a program does it (on
 	# after short writes): it ends in ENOSPC; the bytes before its range
-	# are intact, and what it was told it wrote is there
+	# are intact, what it was told it wrote is there, the rest as it was
 	run python3 - "$M/big" "$size" <<'PY'
 import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
@@ -412,6 +412,12 @@ PY
 	[ "$size2" -eq $((size - 1000 + done > size ? size - 1000 + done : size)) ]
 	cmp <(head -c $((size - 1000)) "$M/big") <(head -c $((size - 1000)) "$R/big")
 	cmp <(tail -c +$((size - 1000 + 1)) "$M/big" | head -c "$done") <(head -c "$done" /dev/zero | tr '\0' z)
+	# and the old bytes it was not told it wrote are as they were: the
+	# failed write that grew the file changed nothing
+	if [ "$done" -lt 1000 ]; then
+		cmp <(tail -c +$((size - 1000 + done + 1)) "$M/big" | head -c $((1000 - done))) \
+			<(tail -c +$((size - 1000 + done + 1)) "$R/big" | head -c $((1000 - done)))
+	fi
 	[ "$(lsize "$(lower_of "$M/big")")" -eq $((40 + size2)) ]
 	rm "$M/big"
 	echo after >"$M/after"
