@@ -5,9 +5,11 @@
  * random data and runs of zeros), truncates, punched holes, zero ranges
  * and allocations, each followed by checks that the lower size is
  * 40 + plaintext size and that reads at random places match the model;
- * plus targeted cases: every short-tail length, sparseness of holes,
- * SEEK_DATA/SEEK_HOLE, corrupt headers and torn tails (EIO), and the
- * zero rule. Runs on every cipher core this CPU has.
+ * plus targeted cases: every short-tail length, sparseness of holes
+ * (punches free lower blocks), SEEK_DATA/SEEK_HOLE, corrupt headers and
+ * torn tails (EIO), the zero rule, failed writes that change nothing,
+ * and which writes reserve space first (fallocate made to fail with
+ * seccomp). Runs on every cipher core this CPU has.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -438,6 +440,7 @@ static void reserves_only_what_needs_space(const struct xts_backend *be,
 	int status;
 
 	/* a child of its own: keys in locked memory are not inherited */
+	fflush(stdout);
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (pid != 0) {
@@ -463,6 +466,7 @@ static void reserves_only_what_needs_space(const struct xts_backend *be,
 		       "checking overwrites of allocated units only\n", path);
 	if (fallocate_fails() != 0) {
 		printf("reserve: no seccomp here, not checked\n");
+		fflush(stdout);
 		_exit(0);
 	}
 	CHECK(try_write(x, fd, &h, &ps, 2 * U, 0, CONTENT_HOLES_SEEKABLE) ==
@@ -487,6 +491,7 @@ static void reserves_only_what_needs_space(const struct xts_backend *be,
 	      (ssize_t)(3 * U + 5), "append: no reservation");
 	check_all(x, fd, &h, ps, "reserve");
 	xts_ctx_free(x);
+	fflush(stdout);
 	_exit(test_failures ? 1 : 0);
 }
 
