@@ -480,17 +480,17 @@ static int dirid_load(struct xfs *fs, struct xinode *dir, uint8_t out[16],
 				  &len);
 		if (!err && len != NAMES_DIRID_SIZE)
 			err = -EIO;
-		if (err && quiet) {
-			err = -EIO;
-		} else if (err) {
-			xfs_log(fs, LOG_ERR, "directory (lower inode %llu): "
-				"%s missing or damaged: its names cannot be "
-				"decrypted", (unsigned long long)dir->ino,
-				NAMES_DIRID_FILE);
-			err = -EIO;
-		} else {
+		if (!err) {
 			memcpy(dir->dirid, buf, NAMES_DIRID_SIZE);
 			dir->dirid_ok = true;
+		} else {
+			if (!quiet)
+				xfs_log(fs, LOG_ERR, "directory (lower inode "
+					"%llu): %s missing or damaged: its names "
+					"cannot be decrypted",
+					(unsigned long long)dir->ino,
+					NAMES_DIRID_FILE);
+			err = -EIO;
 		}
 	}
 	if (!err)
