@@ -169,6 +169,16 @@ struct vol_unlock_req {
 	 */
 	void (*on_try_slot)(void *arg, int slot, const struct kdf_params *kdf);
 	void *on_try_slot_arg;           /* passed to on_try_slot */
+	/*
+	 * Try key slots whose Argon2id cost is far above what this machine
+	 * can pay (memory beyond a fraction of its RAM, or an estimated
+	 * time far above the calibration target). Without it such slots are
+	 * skipped, and if no other slot is left vol_unlock() fails with
+	 * -E2BIG before any passphrase is read: the header's costs are not
+	 * authenticated before unlock, so whoever can write the cipher
+	 * directory could set them (the tools' --allow-costly-kdf).
+	 */
+	bool allow_costly_kdf;
 };
 
 /*
@@ -190,7 +200,9 @@ struct vol {
  * -EPROTONOSUPPORT unsupported version; -EINVAL absurd values; -EACCES
  * wrong passphrase or volume key; -EKEYREJECTED the header fails
  * authentication (edited by someone without the key); -ENOKEY no
- * passphrase could be read (pass_read() failed); other -errno.
+ * passphrase could be read (pass_read() failed); -E2BIG every active
+ * slot costs far more than this machine can pay (req->allow_costly_kdf
+ * not set); other -errno.
  */
 int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	       struct vol *out, char *err, size_t errlen);
