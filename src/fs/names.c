@@ -241,7 +241,8 @@ static void ref_name(char *out, const char *prefix, const uint8_t v[16])
  */
 static int open_stored(const struct names_ctx *ctx, const struct siv_ad *ad,
 		       const char *stored, size_t len, uint8_t *ct,
-		       size_t padmax, char *out, size_t *outlen)
+		       size_t padmax, const uint8_t *want_v, char *out,
+		       size_t *outlen)
 {
 	size_t clen, p, n;
 
@@ -251,6 +252,9 @@ static int open_stored(const struct names_ctx *ctx, const struct siv_ad *ad,
 		goto bad;
 	/* V and at least one block, whole blocks only */
 	if (clen < AES_SIV_IV_SIZE + 16 || (clen - AES_SIV_IV_SIZE) % 16)
+		goto bad;
+	/* a sidecar or target file holds the ciphertext its name names */
+	if (want_v && memcmp(ct, want_v, AES_SIV_IV_SIZE))
 		goto bad;
 	p = clen - AES_SIV_IV_SIZE; /* <= padmax */
 	if (aes_siv_decrypt(&ctx->siv, (uint8_t *)out, ct, clen, ad, 1))
@@ -292,17 +296,20 @@ int names_encrypt(const struct names_ctx *ctx,
 	return 0;
 }
 
-/* see names.h */
-int names_decrypt(const struct names_ctx *ctx,
-		  const uint8_t dirid[NAMES_DIRID_SIZE], const char *stored,
-		  size_t len, char out[256], size_t *outlen)
+static bool is_prefixed_iv(const char *s, const char *prefix);
+
+/* names_decrypt(), and with @want_v the V a long entry's name gives */
+static int decrypt_name(const struct names_ctx *ctx,
+			const uint8_t dirid[NAMES_DIRID_SIZE],
+			const char *stored, size_t len, const uint8_t *want_v,
+			char out[256], size_t *outlen)
 {
 	const struct siv_ad ad = { dirid, NAMES_DIRID_SIZE };
 	uint8_t ct[AES_SIV_IV_SIZE + NAME_PAD_MAX];
 	int err;
 
-	err = open_stored(ctx, &ad, stored, len, ct, NAME_PAD_MAX, out,
-			  outlen);
+	err = open_stored(ctx, &ad, stored, len, ct, NAME_PAD_MAX, want_v,
+			  out, outlen);
 	if (err)
 		return err;
 	/*
@@ -315,6 +322,41 @@ int names_decrypt(const struct names_ctx *ctx,
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+/* see names.h */
+int names_decrypt(const struct names_ctx *ctx,
+		  const uint8_t dirid[NAMES_DIRID_SIZE], const char *stored,
+		  size_t len, char out[256], size_t *outlen)
+{
+	return decrypt_name(ctx, dirid, stored, len, NULL, out, outlen);
+}
+
+/* The V that "<prefix><base64url(V)>" @ref names; false if it names none. */
+static bool ref_v(const char *ref, const char *prefix,
+		  uint8_t v[AES_SIV_IV_SIZE])
+{
+	size_t vlen;
+
+	return is_prefixed_iv(ref, prefix) &&
+	       !names_b64_decode(v, AES_SIV_IV_SIZE, ref + strlen(prefix),
+				 B64_IV_CHARS, &vlen);
+}
+
+/* see names.h */
+int names_decrypt_long(const struct names_ctx *ctx,
+		       const uint8_t dirid[NAMES_DIRID_SIZE],
+		       const char *long_name, const char *sidecar, size_t len,
+		       char out[256], size_t *outlen)
+{
+	uint8_t v[AES_SIV_IV_SIZE];
+
+	*outlen = 0;
+	memset(out, 0, 256);
+	/* a sidecar is only for a stored name that does not fit inline */
+	if (!ref_v(long_name, NAMES_LONG_PREFIX, v) || len <= NAMES_STORED_MAX)
+		return -EBADMSG;
+	return decrypt_name(ctx, dirid, sidecar, len, v, out, outlen);
 }
 
 /* see names.h */
@@ -389,7 +431,26 @@ int names_decrypt_target(const struct names_ctx *ctx, const char *stored,
 				   sizeof(NAMES_TARGET_AD) - 1 };
 	uint8_t ct[AES_SIV_IV_SIZE + TARGET_PAD_MAX];
 
-	return open_stored(ctx, &ad, stored, len, ct, TARGET_PAD_MAX, out,
+	return open_stored(ctx, &ad, stored, len, ct, TARGET_PAD_MAX, NULL,
+			   out, outlen);
+}
+
+/* see names.h */
+int names_decrypt_target_ref(const struct names_ctx *ctx, const char *ref,
+			     const char *content, size_t len, char out[4096],
+			     size_t *outlen)
+{
+	const struct siv_ad ad = { (const uint8_t *)NAMES_TARGET_AD,
+				   sizeof(NAMES_TARGET_AD) - 1 };
+	uint8_t ct[AES_SIV_IV_SIZE + TARGET_PAD_MAX];
+	uint8_t v[AES_SIV_IV_SIZE];
+
+	*outlen = 0;
+	memset(out, 0, 4096);
+	/* a target file is only for a target that does not fit a symlink */
+	if (!ref_v(ref, NAMES_LINK_PREFIX, v) || len <= NAMES_TARGET_LEN_MAX)
+		return -EBADMSG;
+	return open_stored(ctx, &ad, content, len, ct, TARGET_PAD_MAX, v, out,
 			   outlen);
 }
 

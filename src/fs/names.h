@@ -117,6 +117,22 @@ int names_decrypt(const struct names_ctx *ctx,
 		  size_t len, char out[256], size_t *outlen);
 
 /*
+ * names_decrypt_long() - the plaintext name of a long entry (4.3).
+ * @long_name: the lower entry name, "xtsfs.long.<base64url(V)>".
+ * @sidecar:   the content of its sidecar, @len characters (need not be
+ *             NUL-terminated): the full stored name.
+ * Otherwise as names_decrypt(). The sidecar must hold the ciphertext
+ * whose V the entry's name gives, and be longer than 255 characters:
+ * a sidecar copied over another's (by a sync tool, by hand) is refused,
+ * not shown under the other entry's inode.
+ * Return: 0, or -EBADMSG (then @out is zeroed).
+ */
+int names_decrypt_long(const struct names_ctx *ctx,
+		       const uint8_t dirid[NAMES_DIRID_SIZE],
+		       const char *long_name, const char *sidecar, size_t len,
+		       char out[256], size_t *outlen);
+
+/*
  * names_is_internal() - true for lower names xtsfs keeps for itself
  * (4.5): all of them start with "xtsfs.". Such entries are never shown
  * as they are; "xtsfs.long.*" entries are shown under their decrypted
@@ -180,6 +196,19 @@ int names_encrypt_target(const struct names_ctx *ctx, const char *target,
  */
 int names_decrypt_target(const struct names_ctx *ctx, const char *stored,
 			 size_t len, char out[4096], size_t *outlen);
+
+/*
+ * names_decrypt_target_ref() - the plaintext of a long target (4.4).
+ * @ref:     the lower symlink's target, "xtsfs.link.<base64url(V)>".
+ * @content: the content of the root's file of that name, @len characters
+ *           (need not be NUL-terminated): base64url(V || C).
+ * Otherwise as names_decrypt_target(). The file must hold the ciphertext
+ * whose V @ref gives, and be longer than 4095 characters.
+ * Return: 0, or -EBADMSG (then @out is zeroed).
+ */
+int names_decrypt_target_ref(const struct names_ctx *ctx, const char *ref,
+			     const char *content, size_t len, char out[4096],
+			     size_t *outlen);
 
 /*
  * names_is_link_ref() - true if a lower symlink target is a reference

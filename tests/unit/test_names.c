@@ -792,6 +792,67 @@ static void test_predicates(void)
 	       test_failures == before ? "ok" : "FAILED");
 }
 
+/*
+ * A long entry's sidecar and a long target's file must hold the
+ * ciphertext their names name (FORMAT 4.3, 4.4): a copy of another
+ * entry's sidecar, or another target's file, is refused, not shown
+ * under the wrong name.
+ */
+static void test_refs_checked(void)
+{
+	static char a[256], b[256], sa[NAMES_STORED_MAX + 1],
+		sb[NAMES_STORED_MAX + 1], fa[NAMES_FULL_MAX], fb[NAMES_FULL_MAX],
+		out[4096], ta[4096], tb[4096], rta[NAMES_TARGET_MAX],
+		rtb[NAMES_TARGET_MAX], fta[NAMES_TARGET_MAX],
+		ftb[NAMES_TARGET_MAX];
+	uint8_t dirid[16];
+	size_t outlen;
+	bool la, lb;
+	int before = test_failures, ret;
+
+	rng_bytes(dirid, sizeof(dirid));
+	rng_name(a, 200, true);
+	rng_name(b, 200, true);
+	CHECK(!names_encrypt(ctx, dirid, a, 200, sa, fa, &la) && la &&
+	      !names_encrypt(ctx, dirid, b, 200, sb, fb, &lb) && lb,
+	      "two long names");
+	ret = names_decrypt_long(ctx, dirid, sa, fa, strlen(fa), out, &outlen);
+	CHECK(ret == 0 && outlen == 200 && !memcmp(out, a, 200),
+	      "own sidecar: %d", ret);
+	ret = names_decrypt_long(ctx, dirid, sb, fa, strlen(fa), out, &outlen);
+	CHECK(ret == -EBADMSG && outlen == 0 && !out[0],
+	      "A's sidecar under B's entry: %d (\"%.20s\")", ret, out);
+	ret = names_decrypt_long(ctx, dirid, "xtsfs.long.x", fa, strlen(fa),
+				 out, &outlen);
+	CHECK(ret == -EBADMSG, "not a long entry name: %d", ret);
+	/* an inline-sized stored name is never a sidecar's content */
+	rng_name(a, 20, true);
+	CHECK(!names_encrypt(ctx, dirid, a, 20, sb, fb, &lb) && !lb,
+	      "a short name");
+	ret = names_decrypt_long(ctx, dirid, sa, fb, strlen(fb), out, &outlen);
+	CHECK(ret == -EBADMSG, "short stored name in a sidecar: %d", ret);
+
+	rng_name(ta, 3500, false);
+	rng_name(tb, 3500, false);
+	CHECK(!names_encrypt_target(ctx, ta, 3500, rta, fta, &la) && la &&
+	      !names_encrypt_target(ctx, tb, 3500, rtb, ftb, &lb) && lb,
+	      "two long targets");
+	ret = names_decrypt_target_ref(ctx, rta, fta, strlen(fta), out,
+				       &outlen);
+	CHECK(ret == 0 && outlen == 3500 && !memcmp(out, ta, 3500),
+	      "own target file: %d", ret);
+	ret = names_decrypt_target_ref(ctx, rtb, fta, strlen(fta), out,
+				       &outlen);
+	CHECK(ret == -EBADMSG && outlen == 0 && !out[0],
+	      "A's target file under B's reference: %d", ret);
+	CHECK(!names_encrypt_target(ctx, "short", 5, rtb, ftb, &lb) && !lb,
+	      "a short target");
+	ret = names_decrypt_target_ref(ctx, rta, ftb, strlen(ftb), out,
+				       &outlen);
+	CHECK(ret == -EBADMSG, "short target in a target file: %d", ret);
+	printf("refs checked: %s\n", test_failures == before ? "ok" : "FAILED");
+}
+
 int main(void)
 {
 	int ret;
@@ -811,6 +872,7 @@ int main(void)
 	test_bad_names();
 	test_targets();
 	test_predicates();
+	test_refs_checked();
 	names_ctx_free(ctx);
 	if (test_failures) {
 		printf("test_names: %d FAILED\n", test_failures);
