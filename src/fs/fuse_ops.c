@@ -145,13 +145,43 @@ void xfs_log_to_syslog(void)
 	log_syslog = true;
 }
 
+/*
+ * Copy @in to @out (@size bytes, NUL-terminated, truncated) with every
+ * byte that is not printable ASCII written as \xHH and '\' as \\. Log
+ * lines carry lower names, which whoever can write the cipher directory
+ * chose: a raw newline would forge a second log line, an ESC sequence
+ * would drive the terminal of whoever reads the log.
+ */
+static void log_escape(char *out, size_t size, const char *in)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *in && o + 5 <= size; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if (c == '\\') {
+			out[o++] = '\\';
+			out[o++] = '\\';
+		} else if (c >= 0x20 && c < 0x7f) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
 /* see xfs.h */
 void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static time_t window;
 	static int count;
-	char msg[1024];
+	char raw[1024], msg[4 * sizeof(raw) + 1], mnt[1024];
 	time_t now = time(NULL);
 	va_list ap;
 
@@ -167,12 +197,14 @@ void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
 	}
 	pthread_mutex_unlock(&lock);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	log_escape(msg, sizeof(msg), raw);
+	log_escape(mnt, sizeof(mnt), fs->mountpoint);
 	if (log_syslog)
-		syslog(prio, "%s: %s", fs->mountpoint, msg);
+		syslog(prio, "%s: %s", mnt, msg);
 	else
-		fprintf(stderr, "xtsfs: %s: %s\n", fs->mountpoint, msg);
+		fprintf(stderr, "xtsfs: %s: %s\n", mnt, msg);
 }
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -403,15 +435,38 @@ void xfs_destroy(struct xfs *fs)
 
 /* ---- names -------------------------------------------------------------- */
 
+/*
+ * Read the whole of xtsfs's own small file @name in @dirfd (a dirid, a
+ * sidecar, a long symlink target) into @buf, at most @max bytes.
+ *
+ * Whoever can write the cipher directory may have put anything there: a
+ * FIFO (a plain open would block this thread, holding the directory's
+ * meta_lock, with the caller's request unkillable in D state), a device
+ * node, a socket, a symlink, a file of any size. So the open neither
+ * blocks nor takes a controlling terminal nor follows a symlink, and only
+ * a regular file of at most @max bytes is read; anything else is damage
+ * (-EIO), never a wait and never a read without bound.
+ * Return: 0, -ENOENT (absent), -EIO (not a regular file of at most @max
+ * bytes), other -errno.
+ */
 static int read_all_at(int dirfd, const char *name, void *buf, size_t max,
 		       size_t *len)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			O_NONBLOCK | O_NOCTTY);
+	struct stat st;
 	ssize_t n = 0;
 	size_t got = 0;
 
+	*len = 0;
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP || errno == ENXIO || errno == ENODEV ||
+		       errno == EOPNOTSUPP ? -EIO : -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+	    (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EIO;
+	}
 	/*
 	 * These files are small: one read gets it all, and a read of a
 	 * regular file that returns less than asked is at the end (no
@@ -619,7 +674,6 @@ static int name_dec(struct xfs *fs, struct xinode *dir, const char *lower,
 {
 	uint8_t dirid[NAMES_DIRID_SIZE];
 	char full[NAMES_FULL_MAX];
-	const char *stored = lower;
 	size_t len, outlen;
 	int err;
 
@@ -636,17 +690,19 @@ static int name_dec(struct xfs *fs, struct xinode *dir, const char *lower,
 		err = read_all_at(dir->fd, side, full, sizeof(full) - 1, &len);
 		if (err)
 			return -EBADMSG; /* this entry only: skipped and logged */
-		full[len] = '\0';
-		if (len <= NAMES_STORED_MAX)
-			return -EBADMSG; /* a sidecar only for names > 255 */
-		stored = full;
-	} else if (names_is_internal(lower)) {
-		return 1;
+		err = dirid_get(fs, dir, dirid);
+		if (err)
+			return err;
+		/* the sidecar must be this entry's, not a copy of another's */
+		return names_decrypt_long(fs->names, dirid, lower, full, len,
+					  out, &outlen);
 	}
+	if (names_is_internal(lower))
+		return 1;
 	err = dirid_get(fs, dir, dirid);
 	if (err)
 		return err;
-	return names_decrypt(fs->names, dirid, stored, strlen(stored), out,
+	return names_decrypt(fs->names, dirid, lower, strlen(lower), out,
 			     &outlen);
 }
 
@@ -822,6 +878,82 @@ static void xfs_getattr(fuse_req_t req, fuse_ino_t ino,
 }
 
 /* ---- making entries ----------------------------------------------------- */
+
+/*
+ * Permission checks the daemon makes itself. The kernel checks the
+ * objects it knows (default_permissions), but its view can be stale: a
+ * negative entry cached for entry_timeout hides a name that appeared in
+ * the cipher directory since (another mount, a sync client), and a
+ * cached positive entry may name a lower object that was replaced. Where
+ * the daemon acts on a lower object the kernel may not have checked, it
+ * applies the same rules for the caller (generic_permission without
+ * ACLs: the mount has none; a root caller passes as CAP_DAC_OVERRIDE and
+ * CAP_FOWNER would let it).
+ */
+
+/* Whether the caller of @req is in group @gid (primary or supplementary). */
+static bool caller_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t small[64], *list = small;
+	int n, i;
+	bool in = false;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, 64, small);
+	if (n > 64) {
+		list = malloc((size_t)n * sizeof(*list));
+		if (!list)
+			return false;
+		n = fuse_req_getgroups(req, n, list);
+	}
+	for (i = 0; i < n && !in; i++)
+		in = list[i] == gid;
+	if (list != small)
+		free(list);
+	return in;
+}
+
+/* Whether the caller may open the existing object @st with @flags. */
+static bool caller_may_open(fuse_req_t req, const struct stat *st, int flags)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int acc = flags & O_ACCMODE;
+	mode_t want = 0, bits;
+
+	if (acc != O_WRONLY)
+		want |= 4;
+	if (acc != O_RDONLY || (flags & O_TRUNC))
+		want |= 2;
+	if (ctx->uid == 0)
+		return true;
+	if (ctx->uid == st->st_uid)
+		bits = (st->st_mode >> 6) & 7;
+	else if (caller_in_group(req, st->st_gid))
+		bits = (st->st_mode >> 3) & 7;
+	else
+		bits = st->st_mode & 7;
+	return (bits & want) == want;
+}
+
+/*
+ * Whether the caller may remove or replace entry @stored of lower
+ * directory @dirfd as far as the sticky bit goes (the kernel's
+ * check_sticky): 0, -EPERM, or 0 when @stored does not exist.
+ */
+static int caller_may_delete(fuse_req_t req, int dirfd, const char *stored)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat d, st;
+
+	if (ctx->uid == 0)
+		return 0; /* CAP_FOWNER; and no syscall on a root's mount */
+	if (fstatat(dirfd, "", &d, AT_EMPTY_PATH) != 0 || !(d.st_mode & S_ISVTX))
+		return 0;
+	if (fstatat(dirfd, stored, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	return st.st_uid == ctx->uid || d.st_uid == ctx->uid ? 0 : -EPERM;
+}
 
 /* Give a new lower object to the caller, as the kernel would have. */
 static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
@@ -1048,14 +1180,14 @@ static int do_readlink(struct xfs *fs, int fd, char out[4096])
 		snprintf(ref, sizeof(ref), "%s", buf);
 		err = read_all_at(fs->root_fd, ref, buf, NAMES_TARGET_MAX - 1,
 				  &len);
-		if (err) {
-			err = -EIO;
-			goto out;
-		}
-		buf[len] = '\0';
-		n = (ssize_t)len;
+		/* the file must be this target's, not a copy of another's */
+		if (!err)
+			err = names_decrypt_target_ref(fs->names, ref, buf, len,
+						       out, &len);
+	} else {
+		err = names_decrypt_target(fs->names, buf, (size_t)n, out,
+					   &len);
 	}
-	err = names_decrypt_target(fs->names, buf, (size_t)n, out, &len);
 	if (err)
 		err = -EIO;
 out:
@@ -1131,6 +1263,9 @@ static void xfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (err == -EPERM)
 		err = -ENOENT;
+	/* the kernel checked the sticky bit against what it last saw */
+	if (!err)
+		err = caller_may_delete(req, dir->fd, ln.stored);
 	if (!err && unlinkat(dir->fd, ln.stored, 0) != 0)
 		err = -errno;
 	if (!err)
@@ -1197,6 +1332,9 @@ static void xfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	err = name_enc(fs, dir, name, &ln);
 	if (err == -EPERM)
 		err = -ENOENT;
+	if (err)
+		goto out;
+	err = caller_may_delete(req, dir->fd, ln.stored);
 	if (err)
 		goto out;
 	if (!fs->names) {
@@ -1300,6 +1438,15 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = -ENOENT;
 	if (!err)
 		err = name_enc(fs, d2, newname, &l2);
+	/*
+	 * The kernel checked the sticky bit only for a target it knew of:
+	 * one that appeared behind its negative entry would be replaced
+	 * unchecked. Both ends, against the objects there now.
+	 */
+	if (!err)
+		err = caller_may_delete(req, d1->fd, l1.stored);
+	if (!err && !(flags & RENAME_NOREPLACE))
+		err = caller_may_delete(req, d2->fd, l2.stored);
 	if (!err)
 		err = sidecar_make(fs, d2, &l2);
 	if (!err && (flags & RENAME_EXCHANGE))
@@ -1617,8 +1764,22 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	/* know whether we made the file, to remove it if the rest fails */
 	fd = openat(dir->fd, ln.stored, lflags | O_CREAT | O_EXCL, mode & 07777);
 	made = fd >= 0;
-	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL))
+	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
+		/*
+		 * The kernel thought the name absent (a stale negative
+		 * entry), so it checked nothing of the file that is there:
+		 * check the caller's access to it before opening it as root.
+		 */
+		struct stat st;
+
 		fd = openat(dir->fd, ln.stored, lflags);
+		if (fd >= 0 && (fstat(fd, &st) != 0 ||
+				!caller_may_open(req, &st, fi->flags))) {
+			close(fd);
+			fd = -1;
+			errno = EACCES;
+		}
+	}
 	if (fd < 0) {
 		err = -errno;
 		if (err != -EEXIST)

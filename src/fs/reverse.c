@@ -549,17 +549,21 @@ static int match_link(struct rfs *fs, const char *stored, const char *full,
 static int read_header_file(struct rfs *fs, uint8_t **out, size_t *len,
 			    struct timespec *mtime)
 {
+	/* never blocks on a FIFO, never reads a device: a regular file only */
 	int fd = openat(fs->root_fd, VOL_REVERSE_NAME, O_RDONLY | O_CLOEXEC |
-			O_NOFOLLOW);
+			O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	uint8_t *buf;
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ENOENT : -EIO;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EIO;
+	}
 	buf = malloc(VOL_FILE_SIZE);
-	if (!buf || fstat(fd, &st) != 0) {
-		free(buf);
+	if (!buf) {
 		close(fd);
 		return -ENOMEM;
 	}
