@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,16 +25,73 @@ int kdf_check_params(const struct kdf_params *p)
 	return 0;
 }
 
+/*
+ * libargon2's allocator callback: the working memory (m_cost KiB, up to
+ * 4 GiB) holds values derived from the passphrase, so keep it out of swap
+ * and core dumps. mlock() is best effort: an unprivileged user's
+ * RLIMIT_MEMLOCK (often 8 MiB) is far below a calibrated cost, and
+ * refusing to unlock then would be worse than memory that may be swapped,
+ * so it falls back to unlocked pages; MADV_DONTDUMP applies either way.
+ * Failure sets *memory to NULL, which libargon2 turns into
+ * ARGON2_MEMORY_ALLOCATION_ERROR.
+ */
+static int kdf_mem_alloc(uint8_t **memory, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		*memory = NULL;
+		return ARGON2_MEMORY_ALLOCATION_ERROR;
+	}
+	(void)mlock(p, len);
+	(void)madvise(p, len, MADV_DONTDUMP);
+	*memory = p;
+	return ARGON2_OK;
+}
+
+/*
+ * libargon2 wipes the memory before this is called, but only while its
+ * global FLAG_clear_internal_memory is set, which any code in the process
+ * may clear: wipe again here, whatever the library did.
+ */
+static void kdf_mem_free(uint8_t *memory, size_t len)
+{
+	explicit_bzero(memory, len);
+	(void)munlock(memory, len);
+	(void)munmap(memory, len);
+}
+
 /* see kdf.h */
 int kdf_derive(uint8_t out[KDF_OUT_SIZE], const char *pass, size_t passlen,
 	       const uint8_t salt[KDF_SALT_SIZE], const struct kdf_params *p)
 {
+	/*
+	 * What argon2id_hash_raw() does, but with our allocator. The library
+	 * takes non-const pointers yet reads the passphrase and salt only
+	 * (the ARGON2_FLAG_CLEAR_* flags, which would write, are not set).
+	 */
+	argon2_context ctx = {
+		.out = out,
+		.outlen = KDF_OUT_SIZE,
+		.pwd = (uint8_t *)(uintptr_t)pass,
+		.pwdlen = (uint32_t)passlen,
+		.salt = (uint8_t *)(uintptr_t)salt,
+		.saltlen = KDF_SALT_SIZE,
+		.t_cost = p->t_cost,
+		.m_cost = p->m_cost_kib,
+		.lanes = p->lanes,
+		.threads = p->lanes,
+		.version = ARGON2_VERSION_13,
+		.allocate_cbk = kdf_mem_alloc,
+		.free_cbk = kdf_mem_free,
+		.flags = ARGON2_DEFAULT_FLAGS,
+	};
 	int rc;
 
 	if (kdf_check_params(p) || passlen > UINT32_MAX)
 		return -EINVAL;
-	rc = argon2id_hash_raw(p->t_cost, p->m_cost_kib, p->lanes, pass,
-			       passlen, salt, KDF_SALT_SIZE, out, KDF_OUT_SIZE);
+	rc = argon2_ctx(&ctx, Argon2_id);
 	if (rc == ARGON2_OK)
 		return 0;
 	explicit_bzero(out, KDF_OUT_SIZE);

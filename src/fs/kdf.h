@@ -36,7 +36,9 @@ int kdf_check_params(const struct kdf_params *p);
 
 /*
  * kdf_derive() - Argon2id(@pass, @salt, @p) into @out (KDF_OUT_SIZE).
- * @out should be locked memory. libargon2 wipes its working memory.
+ * @out should be locked memory. The working memory (m_cost_kib) is
+ * mmap()ed, mlock()ed if RLIMIT_MEMLOCK allows (else left unlocked),
+ * MADV_DONTDUMP, and wiped and unmapped before this returns.
  * Return: 0; -EINVAL for bad parameters; -ENOMEM.
  */
 int kdf_derive(uint8_t out[KDF_OUT_SIZE], const char *pass, size_t passlen,
