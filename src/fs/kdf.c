@@ -6,7 +6,6 @@
 
 #include <argon2.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
@@ -188,4 +187,52 @@ int kdf_calibrate(struct kdf_params *p, unsigned int target_ms)
 						      : (uint32_t)m;
 	}
 	return kdf_check_params(p);
+}
+
+/* see kdf.h */
+int kdf_machine_limits(struct kdf_limits *l)
+{
+	const struct kdf_params probe = {
+		.t_cost = 1, .m_cost_kib = KDF_PROBE_KIB, .lanes = 1,
+	};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct sysinfo si;
+	double ms;
+
+	/*
+	 * Half of RAM: mkfs calibrates to at most a quarter (kdf_calibrate),
+	 * so a volume made on a machine with half this RAM still opens;
+	 * beyond half, one derivation pushes the rest of the system into
+	 * swap or the OOM killer.
+	 */
+	if (sysinfo(&si) == 0 && si.totalram)
+		l->mem_kib = (uint64_t)si.totalram * si.mem_unit / 1024 / 2;
+	else
+		l->mem_kib = UINT64_MAX; /* unknown: judge by time alone */
+	l->cpus = cpus < 1 ? 1 : (uint32_t)cpus;
+	l->max_ms = (double)KDF_COSTLY_FACTOR * KDF_UNLOCK_MS_DEFAULT;
+	ms = kdf_time_ms(&probe);
+	if (ms < 0)
+		return -ENOMEM;
+	/* a clock too coarse for the probe must not make everything free */
+	l->ms_per_kib_pass = (ms > 0.01 ? ms : 0.01) / probe.m_cost_kib;
+	return 0;
+}
+
+/* see kdf.h */
+double kdf_estimate_ms(const struct kdf_params *p, const struct kdf_limits *l)
+{
+	uint32_t par = p->lanes < l->cpus ? p->lanes : l->cpus;
+
+	if (par < 1)
+		par = 1;
+	return (double)p->t_cost * p->m_cost_kib * l->ms_per_kib_pass / par;
+}
+
+/* see kdf.h */
+bool kdf_cost_affordable(const struct kdf_params *p,
+			 const struct kdf_limits *l)
+{
+	return p->m_cost_kib <= l->mem_kib &&
+	       kdf_estimate_ms(p, l) <= l->max_ms;
 }

@@ -7,6 +7,7 @@
 #ifndef XTSFS_KDF_H
 #define XTSFS_KDF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,17 @@
 #define KDF_M_DEFAULT_MIN (64u << 10)   /* KiB: calibration floor, 64 MiB */
 #define KDF_M_DEFAULT_MAX (1u << 20)    /* KiB: calibration ceiling, 1 GiB */
 #define KDF_T_CALIBRATED_MIN 3    /* RFC 9106 second recommended option */
+#define KDF_UNLOCK_MS_DEFAULT 1000 /* the tools' calibration target */
+/*
+ * A slot is too costly to try unauthenticated when its estimated time
+ * here is above this many times the default target (100 s). Generous on
+ * purpose: a volume calibrated to 1 s on a machine ten times faster per
+ * lane, estimated by a probe slowed two or three times by a busy machine,
+ * is about 30 s; a few-second --unlock-time on a faster machine still
+ * fits. What it stops are the hours of t = 1000 at 4 GiB.
+ */
+#define KDF_COSTLY_FACTOR 100
+#define KDF_PROBE_KIB (8u << 10)  /* the speed probe: 8 MiB, one pass */
 
 /* struct kdf_params - the cost of one Argon2id derivation. */
 struct kdf_params {
@@ -62,5 +74,40 @@ int kdf_calibrate(struct kdf_params *p, unsigned int target_ms);
  * (a throw-away passphrase and salt). Return: >= 0, or -1 on error.
  */
 double kdf_time_ms(const struct kdf_params *p);
+
+/*
+ * struct kdf_limits - the most Argon2id cost this machine pays for a key
+ * slot read from a header that is not authenticated yet (its CRC is not
+ * keyed: anyone who can write the cipher directory can set the costs).
+ */
+struct kdf_limits {
+	uint64_t mem_kib;        /* most memory: half of physical RAM */
+	double max_ms;           /* most estimated time of one derivation */
+	double ms_per_kib_pass;  /* measured: one lane, one pass, per KiB */
+	uint32_t cpus;           /* online CPUs: lanes beyond run in turn */
+};
+
+/*
+ * kdf_machine_limits() - measure this machine: one KDF_PROBE_KIB
+ * derivation (a few tens of ms) for the speed, sysinfo(2) for the RAM
+ * (mem_kib is UINT64_MAX if unknown), online CPUs; max_ms is
+ * KDF_COSTLY_FACTOR * KDF_UNLOCK_MS_DEFAULT.
+ * Return: 0; -ENOMEM the probe could not run.
+ */
+int kdf_machine_limits(struct kdf_limits *l);
+
+/*
+ * kdf_estimate_ms() - predicted time of one derivation with @p under @l:
+ * Argon2 time is close to linear in t_cost * m_cost, and lanes run in
+ * parallel on at most l->cpus CPUs. Pure: no measurement.
+ */
+double kdf_estimate_ms(const struct kdf_params *p, const struct kdf_limits *l);
+
+/*
+ * kdf_cost_affordable() - whether @p stays within @l: memory at most
+ * l->mem_kib and kdf_estimate_ms() at most l->max_ms. Pure.
+ */
+bool kdf_cost_affordable(const struct kdf_params *p,
+			 const struct kdf_limits *l);
 
 #endif /* XTSFS_KDF_H */

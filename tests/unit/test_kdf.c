@@ -3,8 +3,10 @@
  * test_kdf.c - Argon2id through libargon2: the RFC 9106 section 5.3
  * known answer (checks the library we link against), our wrapper against
  * the library's own API, the parameter bounds that protect us from
- * hostile headers, calibration honouring fixed values, and the working
- * memory allocator's fallback when memory cannot be locked.
+ * hostile headers, calibration honouring fixed values, the working
+ * memory allocator's fallback when memory cannot be locked, and the
+ * judgement of a slot's cost against this machine (fake limits, then the
+ * real ones).
  */
 #include <argon2.h>
 #include <errno.h>
@@ -145,11 +147,87 @@ static void unlockable_memory(void)
 	      "works, 4 derive failed, 5 wrong bytes)", status);
 }
 
+static void cost_judgement(void)
+{
+	/* 1 GiB allowed, 1 ms per MiB-pass on one lane, 2 CPUs, 1 s */
+	struct kdf_limits l = { .mem_kib = 1u << 20, .max_ms = 1000,
+				.ms_per_kib_pass = 1.0 / 1024, .cpus = 2 };
+	static const struct {
+		struct kdf_params p;
+		double ms;
+		bool ok;
+	} cases[] = {
+		{ { 1, 1024, 1 }, 1, true },
+		{ { 1000, 1024, 1 }, 1000, true },      /* at the time limit */
+		{ { 1001, 1024, 1 }, 1001, false },     /* just above */
+		{ { 1000, 1024, 2 }, 500, true },       /* two lanes, two CPUs */
+		{ { 1500, 1024, 1 }, 1500, false },
+		{ { 1500, 1024, 2 }, 750, true },
+		{ { 1500, 1024, 16 }, 750, true },      /* lanes beyond CPUs: no gain */
+		{ { 3000, 1024, 16 }, 1500, false },
+		{ { 1, 1u << 20, 1 }, 1024, false },    /* memory fine, time not */
+		{ { 1, 1u << 20, 2 }, 512, true },      /* at the memory limit */
+		{ { 1, (1u << 20) + 8, 2 }, 512, false }, /* memory above it */
+		{ { KDF_T_MAX, KDF_M_MAX, KDF_LANES_MAX }, 2048000, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct kdf_params *p = &cases[i].p;
+		double ms = kdf_estimate_ms(p, &l);
+
+		CHECK(ms > cases[i].ms * 0.999 && ms < cases[i].ms * 1.001 + 0.01,
+		      "t=%u m=%u p=%u: estimate %.3f ms, want %.3f", p->t_cost,
+		      p->m_cost_kib, p->lanes, ms, cases[i].ms);
+		CHECK(kdf_cost_affordable(p, &l) == cases[i].ok,
+		      "t=%u m=%u p=%u: judged %s", p->t_cost, p->m_cost_kib,
+		      p->lanes, cases[i].ok ? "too costly" : "affordable");
+	}
+	/* with 16 CPUs, 16 lanes share the work */
+	l.cpus = 16;
+	CHECK(kdf_cost_affordable(&(struct kdf_params){ 3000, 1024, 16 }, &l),
+	      "16 lanes on 16 CPUs");
+	/* unknown RAM judges by time alone: 4 GiB on 16 lanes is 256 ms */
+	l.mem_kib = UINT64_MAX;
+	CHECK(kdf_cost_affordable(&(struct kdf_params){ 1, KDF_M_MAX, 16 },
+				  &l), "unknown RAM");
+}
+
+/*
+ * This machine's real limits: a cost calibrated to the default target
+ * by the probe's own speed opens, the largest cost the bounds allow
+ * (hours on any machine) does not.
+ */
+static void machine_limits(void)
+{
+	struct kdf_limits l;
+	struct kdf_params p = { .m_cost_kib = 64u << 10, .lanes = 1 };
+
+	CHECK(kdf_machine_limits(&l) == 0, "kdf_machine_limits");
+	CHECK(l.mem_kib > 0 && l.cpus >= 1 && l.ms_per_kib_pass > 0 &&
+	      l.max_ms == (double)KDF_COSTLY_FACTOR * KDF_UNLOCK_MS_DEFAULT,
+	      "limits: %llu KiB, %u CPUs, %g ms/KiB, %g ms",
+	      (unsigned long long)l.mem_kib, l.cpus, l.ms_per_kib_pass,
+	      l.max_ms);
+	p.t_cost = (uint32_t)(KDF_UNLOCK_MS_DEFAULT /
+			      (p.m_cost_kib * l.ms_per_kib_pass));
+	if (p.t_cost < 1)
+		p.t_cost = 1;
+	if (p.t_cost > KDF_T_MAX)
+		p.t_cost = KDF_T_MAX;
+	CHECK(kdf_cost_affordable(&p, &l), "a 1 s cost refused: t=%u m=%u",
+	      p.t_cost, p.m_cost_kib);
+	p = (struct kdf_params){ KDF_T_MAX, KDF_M_MAX, KDF_LANES_MAX };
+	CHECK(!kdf_cost_affordable(&p, &l), "the maximum cost accepted: "
+	      "estimate %.0f ms", kdf_estimate_ms(&p, &l));
+}
+
 int main(void)
 {
 	rfc9106_vector();
 	wrapper();
 	unlockable_memory();
+	cost_judgement();
+	machine_limits();
 	bounds();
 	calibration();
 	printf("%s\n", test_failures ? "FAILED" : "ok");
