@@ -301,15 +301,49 @@ static void report(int fd, int code)
 	}
 }
 
-/* Whether -o has @name as a whole word. */
+/*
+ * Whether the FUSE option list @list holds @name as a whole option, read
+ * the way libfuse's option parser reads it (fuse_opt.c): split at each
+ * comma that no backslash escapes, then "\ooo" is the byte of octal
+ * ooo and "\c" is c. Anything simpler (looking at the words as the
+ * user typed them) could be fooled by an escape that libfuse undoes:
+ * "allo\w_other" is allow_other to libfuse.
+ */
 static bool has_opt(const char *list, const char *name)
 {
-	size_t n = strlen(name);
+	const char *s = list;
+	char *word, *d;
+	bool found = false;
 
-	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
-			return true;
-	return false;
+	if (!list)
+		return false;
+	word = malloc(strlen(list) + 1);
+	if (!word)
+		return true; /* out of memory: yes, which only adds checks */
+	for (d = word;; s++) {
+		if (*s == ',' || !*s) {
+			*d = '\0';
+			if (!strcmp(word, name))
+				found = true;
+			d = word;
+			if (!*s)
+				break;
+		} else if (s[0] == '\\' && s[1]) {
+			s++;
+			if (s[0] >= '0' && s[0] <= '3' && s[1] >= '0' &&
+			    s[1] <= '7' && s[2] >= '0' && s[2] <= '7') {
+				*d++ = (char)((s[0] - '0') * 64 +
+					      (s[1] - '0') * 8 + (s[2] - '0'));
+				s += 2;
+			} else {
+				*d++ = *s;
+			}
+		} else {
+			*d++ = *s;
+		}
+	}
+	free(word);
+	return found;
 }
 
 /*
@@ -321,51 +355,79 @@ static bool has_opt(const char *list, const char *name)
  * would only cost a GETATTR of the directory after every create, unlink
  * or rename in it (it drops the directory's attributes then).
  */
-static bool kernel_checks(const struct opts *o)
+static bool kernel_checks(const struct opts *o, const char *list)
 {
-	return o->reverse || has_opt(o->fuse_opts, "allow_other") ||
-	       has_opt(o->fuse_opts, "allow_root");
+	return o->reverse || has_opt(list, "allow_other") ||
+	       has_opt(list, "allow_root");
 }
 
 /*
- * The FUSE arguments: "-o" with default_permissions where the kernel
- * checks (above), ro (o->readonly), subtype, fsname and the user's
+ * The FUSE arguments: "-o" with ro (o->readonly), default_permissions
+ * where the kernel checks (above), subtype, fsname and the user's
  * options, and -d with --debug.
+ *
+ * Every value we put in the list is escaped (fuse_opt_add_opt_escaped:
+ * "\," and "\\"), so that a path holding commas stays one option: a
+ * cipher directory named "v,allow_other" once mounted with allow_other
+ * and without default_permissions, and one named "x,suid,dev" without
+ * nosuid and nodev (libfuse sets both unless the list says suid, dev).
+ * The user's -o words go in as typed, in libfuse's own syntax. Whether
+ * the kernel checks is decided on that list as libfuse will read it,
+ * and ro and default_permissions come first, where no escape before
+ * them can swallow their comma.
  */
 static int session_args(const struct opts *o, const char *subtype,
 			struct fuse_args *args, char **fsopts)
 {
-	char fsname[PATH_MAX + 16], st[64];
+	char *rest = NULL, *fsname = NULL, st[64];
+	int rc = -1;
 
-	snprintf(fsname, sizeof(fsname), "fsname=%s", o->cipherdir);
 	snprintf(st, sizeof(st), "subtype=%s", subtype);
-	if ((o->readonly && add_opt(fsopts, "ro")) ||
-	    (kernel_checks(o) && add_opt(fsopts, "default_permissions")) ||
-	    add_opt(fsopts, st) ||
-	    add_opt(fsopts, fsname) ||
-	    (o->fuse_opts && add_opt(fsopts, o->fuse_opts)) ||
-	    fuse_opt_add_arg(args, PROG) || fuse_opt_add_arg(args, "-o") ||
-	    fuse_opt_add_arg(args, *fsopts) ||
-	    (o->debug && fuse_opt_add_arg(args, "-d"))) {
+	if (asprintf(&fsname, "fsname=%s", o->cipherdir) < 0)
+		fsname = NULL;
+	if (fsname && !fuse_opt_add_opt_escaped(&rest, st) &&
+	    !fuse_opt_add_opt_escaped(&rest, fsname) &&
+	    !(o->fuse_opts && fuse_opt_add_opt(&rest, o->fuse_opts)) &&
+	    !(o->readonly && fuse_opt_add_opt(fsopts, "ro")) &&
+	    !(kernel_checks(o, rest) &&
+	      fuse_opt_add_opt(fsopts, "default_permissions")) &&
+	    !fuse_opt_add_opt(fsopts, rest) &&
+	    !fuse_opt_add_arg(args, PROG) && !fuse_opt_add_arg(args, "-o") &&
+	    !fuse_opt_add_arg(args, *fsopts) &&
+	    !(o->debug && fuse_opt_add_arg(args, "-d")))
+		rc = 0;
+	else
 		fprintf(stderr, PROG ": out of memory\n");
-		return -1;
-	}
-	return 0;
+	free(rest);
+	free(fsname);
+	return rc;
 }
 
 /*
- * Mount @se, then, when a parent waits on *@report_fd, tell it and leave
- * the terminal (new session, stdio to /dev/null, logs to syslog).
+ * Mount @se on @mnt, the canonical path of the mount point, then, when a
+ * parent waits on *@report_fd, tell it and leave the terminal (new
+ * session, stdio to /dev/null, logs to syslog).
+ *
+ * The canonical path, not the one typed: libfuse takes a mount point
+ * "/dev/fd/N" for a /dev/fuse descriptor that a parent has mounted, so
+ * "xtsfs VOL /dev/fd/7 7<DIR" passed check_paths() (DIR is a directory)
+ * and then mounted nothing at all. A canonical path never starts with
+ * /dev/fd/ (a symbolic link), and is the directory check_paths() saw.
  * Return: 0, or the exit code of the failure (handlers removed).
  */
 static int mount_and_detach(const struct opts *o, struct fuse_session *se,
-			    int *report_fd)
+			    const char *mnt, int *report_fd)
 {
 	int null;
 
+	if (!mnt) { /* realpath() failed, though check_paths() did not */
+		fprintf(stderr, PROG ": mount point %s: cannot resolve it\n",
+			o->mountpoint);
+		return XTSFS_EXIT_MOUNT;
+	}
 	if (fuse_set_signal_handlers(se) != 0)
 		return XTSFS_EXIT_FAILURE;
-	if (fuse_session_mount(se, o->mountpoint) != 0) {
+	if (fuse_session_mount(se, mnt) != 0) {
 		fprintf(stderr, PROG ": cannot mount on %s\n", o->mountpoint);
 		fuse_remove_signal_handlers(se);
 		return XTSFS_EXIT_MOUNT;
@@ -468,7 +530,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 		ret = XTSFS_EXIT_USAGE;
 		goto out;
 	}
-	ret = mount_and_detach(o, se, &report_fd);
+	ret = mount_and_detach(o, se, mnt_canon, &report_fd);
 	if (!ret)
 		ret = serve_loop(o, se);
 out:
@@ -581,7 +643,7 @@ static int serve(struct opts *o, int report_fd)
 		ret = XTSFS_EXIT_USAGE;
 		goto out;
 	}
-	ret = mount_and_detach(o, se, &report_fd);
+	ret = mount_and_detach(o, se, mnt_canon, &report_fd);
 	if (ret)
 		goto out;
 	xfs_log(&fs, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,

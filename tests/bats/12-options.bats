@@ -1,0 +1,179 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Mount options: whatever bytes the cipher directory's or the mount
+# point's path holds, the mount gets exactly the options asked for
+# (issue 14 finding 1: a path used to be pasted into the FUSE option
+# list unescaped).
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+setup() {
+	common_setup
+	chmod 600 "$T/pass"
+}
+teardown() { common_teardown; }
+
+# Path names that mean something to an option parser or to mountinfo:
+# the separator, the escape (also before digits, as an octal escape
+# would be, and last), '=', blanks, a newline, bytes that are not
+# UTF-8, and the two exploits of the review.
+NAMES=('a,b' 'back\slash' 'oct\012al' 'trail\' 'eq=ual' 'sp ace'
+	$'new\nline' $'bytes\xff\xfe' 'v,allow_other' 'w,allow_other,suid,dev')
+
+# mount_is MNT SOURCE FSTYPE RW MORE: the one mount on MNT (as in
+# /proc/self/mountinfo, with its \ooo escapes undone) has source SOURCE
+# and type FSTYPE; its mount options are RW,nosuid,nodev (and the
+# kernel's relatime); its superblock options are RW, user_id=, group_id=
+# and exactly the comma list MORE, in any order.
+mount_is() {
+	python3 - "$@" <<'PY'
+import os, re, sys
+mnt, src, fstype, rw, more = (os.fsencode(a) for a in sys.argv[1:6])
+def unesc(b):
+    return re.sub(rb'\\([0-7]{3})', lambda m: bytes([int(m.group(1), 8)]), b)
+mnt = os.path.realpath(mnt)
+found = []
+for line in open('/proc/self/mountinfo', 'rb').read().split(b'\n'):
+    if not line:
+        continue
+    f = line.split(b' ')
+    sep = f.index(b'-', 6)
+    if unesc(f[4]) == mnt:
+        found.append((f[5], f[sep + 1], unesc(f[sep + 2]), f[sep + 3]))
+if len(found) != 1:
+    sys.exit('%d mounts on %r: %r' % (len(found), mnt, found))
+mopts, typ, source, sopts = found[0]
+errors = []
+if source != src:
+    errors.append('source %r, not %r' % (source, src))
+if typ != fstype:
+    errors.append('type %r, not %r' % (typ, fstype))
+if set(mopts.split(b',')) - {b'relatime'} != {rw, b'nosuid', b'nodev'}:
+    errors.append('mount options %r, not %s,nosuid,nodev' % (mopts, rw))
+s = sopts.split(b',')
+if s[0] != rw:
+    errors.append('superblock options %r do not start with %s' % (sopts, rw))
+extra = {o for o in s[1:] if not re.match(rb'(user_id|group_id)=\d+$', o)}
+want = set(more.split(b',')) - {b''}
+if extra != want:
+    errors.append('superblock options %r: %r, not %r' % (sopts, extra, want))
+if errors:
+    sys.exit('\n'.join(errors))
+PY
+}
+
+# fwd_vol NAME: a volume in $T/c/NAME, its mount point $T/m/NAME made.
+fwd_vol() {
+	mkdir -p "$T/c" "$T/m/$1"
+	mkvol "$T/c/$1"
+}
+
+# rev_dir NAME: a plaintext directory $T/p/NAME with one file, made for
+# reverse mode; its view directory $T/v/NAME made.
+rev_dir() {
+	mkdir -p "$T/p/$1" "$T/v/$1"
+	echo plain >"$T/p/$1/file"
+	xtsfs-mkfs -q "${KDF[@]}" --reverse --passfile "$T/pass" "$T/p/$1"
+}
+
+@test "forward: odd cipher dir and mount point paths get exactly the options asked for" {
+	for n in "${NAMES[@]}"; do
+		fwd_vol "$n"
+		mount_vol "$T/c/$n" "$T/m/$n"
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw ""
+		echo data >"$T/m/$n/f"
+		[ "$(cat "$T/m/$n/f")" = data ]
+		umount_vol "$T/m/$n"
+	done
+}
+
+@test "forward: allow_other, allow_root and ro on odd paths; default_permissions exactly with the first two" {
+	for n in 'v,allow_other' 'back\slash' $'new\nline'; do
+		fwd_vol "$n"
+		mount_vol "$T/c/$n" "$T/m/$n" -o allow_other
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions,allow_other
+		umount_vol "$T/m/$n"
+		# libfuse makes allow_root the kernel's allow_other and
+		# refuses everyone but root and the owner itself
+		mount_vol "$T/c/$n" "$T/m/$n" -o allow_root
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions,allow_other
+		umount_vol "$T/m/$n"
+		mount_vol "$T/c/$n" "$T/m/$n" -o ro
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs ro ""
+		umount_vol "$T/m/$n"
+	done
+}
+
+@test "forward: a user's escaped -o option counts as libfuse reads it" {
+	# "allo\w_other" is allow_other once libfuse undoes the escape: the
+	# kernel must check permissions then, as for the plain word
+	fwd_vol c1
+	mount_vol "$T/c/c1" "$T/m/c1" -o 'allo\w_other'
+	mount_is "$T/m/c1" "$T/c/c1" fuse.xtsfs rw default_permissions,allow_other
+}
+
+@test "reverse: odd plaintext dir and view paths get exactly the options asked for" {
+	for n in "${NAMES[@]}"; do
+		rev_dir "$n"
+		track_mount "$T/v/$n"
+		xtsfs --reverse --passfile "$T/pass" "$T/p/$n" "$T/v/$n"
+		# the view is read-only and always checked by the kernel
+		mount_is "$T/v/$n" "$T/p/$n" fuse.xtsfs-reverse ro default_permissions
+		[ "$(ls "$T/v/$n" | wc -l)" -eq 2 ] # file and xtsfs.volume
+		umount_vol "$T/v/$n"
+	done
+	n='v,allow_other'
+	track_mount "$T/v/$n"
+	xtsfs --reverse --passfile "$T/pass" -o allow_other "$T/p/$n" "$T/v/$n"
+	mount_is "$T/v/$n" "$T/p/$n" fuse.xtsfs-reverse ro default_permissions,allow_other
+}
+
+@test "a mount point named /dev/fd/N is the directory it names" {
+	# libfuse takes a mount point /dev/fd/N for a /dev/fuse descriptor
+	# that someone else mounted: the path we checked is what we mount
+	fwd_vol fd
+	track_mount "$T/m/fd"
+	xtsfs --passfile "$T/pass" "$T/c/fd" /dev/fd/7 7<"$T/m/fd"
+	mount_is "$T/m/fd" "$T/c/fd" fuse.xtsfs rw ""
+	echo data >"$T/m/fd/f"
+	[ "$(cat "$T/m/fd/f")" = data ]
+}
+
+# as_nobody CMD...: run CMD as uid and gid 65534 without groups.
+as_nobody() {
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$@"
+}
+
+@test "exploit: with a cipher dir named v,allow_other, nobody cannot read a root 0600 file" {
+	chmod 755 "$T"
+	fwd_vol 'v,allow_other'
+	mount_vol "$T/c/v,allow_other" "$T/m/v,allow_other"
+	M="$T/m/v,allow_other"
+	echo qzxcontent >"$M/secret"
+	chmod 600 "$M/secret"
+	[ "$(cat "$M/secret")" = qzxcontent ]
+	# precondition: nobody reaches the mount point's directory
+	as_nobody ls "$T/m" >/dev/null
+	run as_nobody cat "$M/secret"
+	[ "$status" -ne 0 ]
+	[[ $output != *qzxcontent* ]]
+	run as_nobody chmod 666 "$M/secret"
+	[ "$status" -ne 0 ]
+	[ "$(stat -c %a "$M/secret")" = 600 ]
+}
+
+@test "exploit: with a cipher dir named w,allow_other,suid,dev, a setuid root binary gives nobody nothing" {
+	chmod 755 "$T"
+	n='w,allow_other,suid,dev'
+	fwd_vol "$n"
+	mount_vol "$T/c/$n" "$T/m/$n"
+	M="$T/m/$n"
+	cp /usr/bin/id "$M/id"
+	chmod 4755 "$M/id"
+	[ "$("$M/id" -u)" = 0 ]
+	as_nobody ls "$T/m" >/dev/null
+	run as_nobody "$M/id" -u
+	[ "$output" != 0 ]
+}
