@@ -42,8 +42,19 @@ void common_init(struct common_opts *o, const char *prog)
 }
 
 /* see common.h */
-int common_opt(struct common_opts *o, int opt, const char *arg,
-	       const char *prog)
+void hide_arg(char *p, size_t n)
+{
+	explicit_bzero(p, n);
+}
+
+/*
+ * The copy of the --extpass command that o->pass.arg points to, for the
+ * life of the process (a static, so that leak checkers see it in use).
+ */
+static char *extpass_copy;
+
+/* see common.h */
+int common_opt(struct common_opts *o, int opt, char *arg, const char *prog)
 {
 	uint32_t v;
 
@@ -58,6 +69,15 @@ int common_opt(struct common_opts *o, int opt, const char *arg,
 		o->pass.kind = opt == OPT_PASSFILE ? PASS_FILE : PASS_EXTPASS;
 		o->pass.arg = arg;
 		o->pass_given = true;
+		if (opt == OPT_EXTPASS) {
+			extpass_copy = strdup(arg);
+			if (!extpass_copy) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				return -1;
+			}
+			o->pass.arg = extpass_copy;
+			hide_arg(arg, strlen(arg));
+		}
 		return 1;
 	case OPT_VOLUME_KEY_FILE:
 		o->volume_key_file = arg;

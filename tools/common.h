@@ -72,11 +72,21 @@ enum {
 "      --unlock-time=MS    target unlock time on this machine (default 1000)\n"
 
 /*
- * common_opt() - handle @opt if it is a shared option.
+ * common_opt() - handle @opt if it is a shared option. @arg is optarg,
+ * inside argv: the command of --extpass is copied and then wiped there
+ * (hide_arg()).
  * Return: 1 handled, 0 not a shared option, -1 bad value (message printed).
  */
-int common_opt(struct common_opts *o, int opt, const char *arg,
-	       const char *prog);
+int common_opt(struct common_opts *o, int opt, char *arg, const char *prog);
+
+/*
+ * hide_arg() - overwrite the @n bytes at @p, part of a command-line
+ * argument that has been copied, with NULs: /proc/PID/cmdline (ps, top)
+ * shows argv's memory as it is now, for as long as the process lives,
+ * to every user, and an --extpass command may hold a secret (a token, a
+ * key file's name). ps then shows blanks in its place.
+ */
+void hide_arg(char *p, size_t n);
 
 /* common_init() - defaults; also hardens the process (no core dumps). */
 void common_init(struct common_opts *o, const char *prog);

@@ -191,10 +191,11 @@ static int set_pass_opt(struct opts *o, enum pass_kind kind, const char *arg)
 /*
  * Split -o: our own keys are taken out, ro/rw set o->readonly (the FUSE
  * "ro" is added by session_args()), mount(8) words are dropped, and the
- * rest goes to FUSE.
+ * rest goes to FUSE. The command of extpass= is copied and then wiped in
+ * @arg, which is in argv (hide_arg()).
  * Return: 0, -1 out of memory, -2 a bad value (said on stderr).
  */
-static int parse_o(struct opts *o, const char *arg)
+static int parse_o(struct opts *o, char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
 	int rc = 0;
@@ -215,8 +216,11 @@ static int parse_o(struct opts *o, const char *arg)
 				       &o->entry_timeout);
 		else if (!strncmp(tok, "passfile=", 9))
 			rc = set_pass_opt(o, PASS_FILE, tok + 9);
-		else if (!strncmp(tok, "extpass=", 8))
+		else if (!strncmp(tok, "extpass=", 8)) {
 			rc = set_pass_opt(o, PASS_EXTPASS, tok + 8);
+			/* strtok_r() moved nothing: same offset in @arg */
+			hide_arg(arg + (tok + 8 - copy), strlen(tok + 8));
+		}
 		else if (!strcmp(tok, "ro") || !strcmp(tok, "rw"))
 			o->readonly = tok[1] == 'o';
 		else if (!mount8_word(tok))

@@ -3,7 +3,8 @@
 # Mount options: whatever bytes the cipher directory's or the mount
 # point's path holds, the mount gets exactly the options asked for
 # (issue 14 finding 1: a path used to be pasted into the FUSE option
-# list unescaped).
+# list unescaped), and the daemon's command line keeps no --extpass
+# command (finding 7).
 
 bats_require_minimum_version 1.5.0
 
@@ -176,4 +177,38 @@ as_nobody() {
 	as_nobody ls "$T/m" >/dev/null
 	run as_nobody "$M/id" -u
 	[ "$output" != 0 ]
+}
+# daemon_cmdlines MNT: the NUL-separated command line of every xtsfs
+# process whose command line names MNT, one per line (NULs as spaces).
+daemon_cmdlines() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = "$(readlink -f "$BIN/xtsfs")" ] || continue
+		tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -aF -- "$1" || true
+	done
+}
+
+@test "the daemon's command line keeps no --extpass command" {
+	fwd_vol x
+	cmd="cat $T/pass"
+	i=0
+	for form in sep eq o; do
+		i=$((i + 1))
+		mark="qzxmark$i"
+		track_mount "$T/m/x"
+		case $form in
+		sep) xtsfs --extpass "$cmd #$mark" "$T/c/x" "$T/m/x" ;;
+		eq) xtsfs --extpass="$cmd #$mark" "$T/c/x" "$T/m/x" ;;
+		o) xtsfs -o "ro,extpass=$cmd #$mark,writeback" "$T/c/x" "$T/m/x" ;;
+		esac
+		mountpoint -q "$T/m/x"
+		run daemon_cmdlines "$T/m/x"
+		[ "${#lines[@]}" -eq 1 ] # precondition: the daemon is found
+		[[ $output != *"$mark"* ]]
+		[[ $output != *"cat $T"* ]]
+		umount_vol "$T/m/x"
+	done
+	# -o options next to extpass= still count
+	xtsfs -o "ro,extpass=$cmd" "$T/c/x" "$T/m/x"
+	mount_is "$T/m/x" "$T/c/x" fuse.xtsfs ro ""
 }
