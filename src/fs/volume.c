@@ -497,13 +497,76 @@ out:
 	return err;
 }
 
+/* fmt_kib() - @kib as "N MiB" or, below 1 MiB, "N KiB". */
+static const char *fmt_kib(char *buf, size_t len, uint64_t kib)
+{
+	if (kib >= 1024)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(kib / 1024));
+	else
+		snprintf(buf, len, "%llu KiB", (unsigned long long)kib);
+	return buf;
+}
+
+/*
+ * judge_costs() - which slots vol_unlock() would try (@only, or every
+ * active one if < 0) cost more than this machine pays for a header not
+ * authenticated yet: one bit per slot in *costly. Runs before the
+ * passphrase is read, so a hostile header fails a boot-time mount at once.
+ * Return: 0; -E2BIG with @err if every slot to try is too costly; -ENOMEM
+ * the speed probe could not run.
+ */
+static int judge_costs(const struct vol_header *h, int only,
+		       const char *dirpath, unsigned int *costly, char *err,
+		       size_t errlen)
+{
+	struct kdf_limits lim;
+	const struct kdf_params *k = NULL;
+	char asked[32], allowed[32];
+	int n = 0, ncostly = 0, first = -1, rc;
+
+	*costly = 0;
+	rc = kdf_machine_limits(&lim);
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot measure this machine's "
+			 "Argon2id speed: %s", dirpath, strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < VOL_MAX_SLOTS; i++) {
+		if (!h->slots[i].active || (only >= 0 && only != i))
+			continue;
+		n++;
+		if (kdf_cost_affordable(&h->slots[i].kdf, &lim))
+			continue;
+		*costly |= 1u << i;
+		ncostly++;
+		if (first < 0)
+			first = i;
+	}
+	if (!n || ncostly < n)
+		return 0;
+	k = &h->slots[first].kdf;
+	snprintf(err, errlen, "%s: key slot %d%s asks for Argon2id with %s, "
+		 "%u iterations, %u lanes (about %.0f s here); this machine "
+		 "allows %s and about %.0f s per slot before the header is "
+		 "authenticated (was it tampered with?); --allow-costly-kdf "
+		 "tries anyway", dirpath, first,
+		 ncostly > 1 ? " (like every other slot)" : "",
+		 fmt_kib(asked, sizeof(asked), k->m_cost_kib), k->t_cost,
+		 k->lanes, kdf_estimate_ms(k, &lim) / 1000,
+		 lim.mem_kib == UINT64_MAX ? "any memory" :
+		 fmt_kib(allowed, sizeof(allowed), lim.mem_kib),
+		 lim.max_ms / 1000);
+	return -E2BIG;
+}
+
 /* see volume.h */
 int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	       struct vol *v, char *err, size_t errlen)
 {
 	char *pass = NULL;
 	size_t passlen = 0;
-	int rc;
+	unsigned int costly = 0; /* slots too costly to try (judge_costs) */
+	int rc, nskipped = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->slot = -1;
@@ -541,6 +604,12 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 			 req->slot);
 		return -ENOENT;
 	}
+	if (!req->allow_costly_kdf) {
+		rc = judge_costs(&v->hdr, req->slot, dirpath, &costly, err,
+				 errlen);
+		if (rc)
+			return rc;
+	}
 	{
 		char prompt[4200];
 		struct pass_source autosrc = { .kind = PASS_AUTO };
@@ -555,6 +624,10 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	for (int i = 0; i < VOL_MAX_SLOTS && rc == -EACCES; i++) {
 		if (!v->hdr.slots[i].active || (req->slot >= 0 && req->slot != i))
 			continue;
+		if (costly & 1u << i) {
+			nskipped++;
+			continue;
+		}
 		if (req->on_try_slot)
 			req->on_try_slot(req->on_try_slot_arg, i,
 					 &v->hdr.slots[i].kdf);
@@ -563,6 +636,14 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 			v->slot = i;
 	}
 	pass_free(pass);
+	if (rc == -EACCES && nskipped) {
+		snprintf(err, errlen, "%s: wrong passphrase (no key slot opens "
+			 "with it; %d slot%s too costly for this machine %s not "
+			 "tried: --allow-costly-kdf tries %s)", dirpath, nskipped,
+			 nskipped == 1 ? "" : "s", nskipped == 1 ? "was" : "were",
+			 nskipped == 1 ? "it" : "them");
+		goto fail;
+	}
 	if (rc) {
 		snprintf(err, errlen, rc == -EACCES ?
 			 "%s: wrong passphrase (no key slot opens with it)" :
@@ -663,6 +744,9 @@ const char *vol_strerror(int err)
 		return "wrong passphrase";
 	case -EKEYREJECTED:
 		return "the volume header fails authentication";
+	case -E2BIG:
+		return "every key slot asks for more Argon2id memory or time "
+		       "than this machine allows before authentication";
 	default:
 		return strerror(-err);
 	}

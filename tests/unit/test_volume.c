@@ -3,11 +3,13 @@
  * test_volume.c - the volume header without FUSE: round trips, a table
  * of corruptions (one generator each) with the error every one must give,
  * the MAC against downgrades, key slots, the volume-key text format, and
- * the file level (two copies, truncation, stale temp files, fallbacks).
+ * the file level (two copies, truncation, stale temp files, fallbacks),
+ * and the unlock path's refusal of slots too costly for this machine.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -347,6 +349,107 @@ static void check_files(void)
 	rmdir(dir);
 }
 
+/* vol_unlock() hook: note each slot tried (any cost). */
+static void note_slot(void *arg, int slot, const struct kdf_params *kdf)
+{
+	(void)kdf;
+	*(unsigned int *)arg |= 1u << slot;
+}
+
+/* vol_unlock() hook: the costly slot is about to be tried; stop there. */
+static void exit_on_costly(void *arg, int slot, const struct kdf_params *kdf)
+{
+	(void)arg;
+	if (kdf->t_cost == KDF_T_MAX)
+		_exit(40 + slot);
+}
+
+/*
+ * A slot at the largest cost the bounds allow (hours and 4 GiB: too
+ * costly on any machine) is skipped; if it is the only one, vol_unlock()
+ * fails with -E2BIG before reading the passphrase (the passphrase file
+ * does not exist yet). The header is MAC'd and valid otherwise.
+ */
+static void check_costly(void)
+{
+	static const struct kdf_params huge = { KDF_T_MAX, KDF_M_MAX,
+						KDF_LANES_MAX };
+	char dir[] = "/tmp/xtsfs-test-costly-XXXXXX", err[512], pf[300];
+	struct pass_source src = { PASS_FILE, pf };
+	unsigned int tried = 0;
+	struct vol_unlock_req req = {
+		.pass = &src, .slot = -1, .on_try_slot = note_slot,
+		.on_try_slot_arg = &tried,
+	};
+	struct vol_header h = hdr;
+	struct vol v;
+	int dfd, status;
+	pid_t pid;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(pf, sizeof(pf), "%s/pass", dir);
+	h.slots[0].kdf = huge;
+	CHECK(vol_write(dfd, &h, keys) == 0, "write");
+	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -E2BIG,
+	      "costly slot: %s", err);
+	CHECK(strstr(err, dir) && strstr(err, "key slot 0") &&
+	      strstr(err, "4096 MiB") && strstr(err, "1000 iterations") &&
+	      strstr(err, "16 lanes") && strstr(err, "per slot") &&
+	      strstr(err, "--allow-costly-kdf"), "message: %s", err);
+	CHECK(tried == 0 && v.keys == NULL, "tried %#x", tried);
+	/* only that slot asked for: the same */
+	req.slot = 0;
+	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -E2BIG,
+	      "--slot 0: %s", err);
+	req.slot = -1;
+	/* the volume key needs no KDF: unaffected */
+	{
+		char kf[300], text[VOL_KEY_TEXT_SIZE];
+		struct vol_unlock_req kreq = { .volume_key_file = kf, .slot = -1 };
+
+		snprintf(kf, sizeof(kf), "%s/key", dir);
+		vol_key_format(text, keys);
+		write_file(AT_FDCWD, kf, (const uint8_t *)text, strlen(text));
+		CHECK(vol_unlock(dfd, dir, &kreq, &v, err, sizeof(err)) == 0,
+		      "volume key: %s", err);
+		vol_close(&v);
+		unlink(kf);
+	}
+	/* a cheap slot beside it opens; the costly one is never tried */
+	CHECK(vol_slot_store(&h, 5, "other", 5, &tiny, keys) == 0, "store 5");
+	CHECK(vol_write(dfd, &h, keys) == 0, "write with slot 5");
+	write_file(AT_FDCWD, pf, (const uint8_t *)"other\n", 6);
+	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == 0 &&
+	      v.slot == 5, "cheap slot: %s", err);
+	CHECK(tried == 1u << 5, "tried %#x", tried);
+	vol_close(&v);
+	/* a wrong passphrase says a slot was skipped, and how to try it */
+	write_file(AT_FDCWD, pf, (const uint8_t *)"wrong\n", 6);
+	tried = 0;
+	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -EACCES,
+	      "wrong passphrase: %s", err);
+	CHECK(strstr(err, "wrong passphrase") && strstr(err, "1 slot") &&
+	      strstr(err, "--allow-costly-kdf"), "message: %s", err);
+	CHECK(tried == 1u << 5, "tried %#x", tried);
+	/* allow_costly_kdf: the costly slot is tried (stopped in a child) */
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		req.allow_costly_kdf = true;
+		req.on_try_slot = exit_on_costly;
+		vol_unlock(dfd, dir, &req, &v, err, sizeof(err));
+		_exit(1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 40,
+	      "allow_costly_kdf did not try slot 0: status %#x", status);
+	unlink(pf);
+	unlinkat(dfd, VOL_FILE_NAME, 0);
+	close(dfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	make_header();
@@ -356,6 +459,7 @@ int main(void)
 	check_slots();
 	check_keytext();
 	check_files();
+	check_costly();
 	vol_keys_free(keys);
 	printf("%s\n", test_failures ? "FAILED" : "ok");
 	return test_failures ? 1 : 0;
