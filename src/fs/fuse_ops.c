@@ -373,6 +373,13 @@ int xfs_init(struct xfs *fs)
 	unsigned long fstype;
 	int err;
 
+	/*
+	 * Modes arrive from the kernel with the caller's umask already
+	 * applied (no FUSE_DONT_MASK): the daemon's own must not take more
+	 * bits away (a daemon started under umask 022 made every file
+	 * created 0666 come out 0644). Our own files ask for 0444 exactly.
+	 */
+	umask(0);
 	pthread_mutex_init(&fs->table_lock, NULL);
 	fs->table_size = 1024;
 	fs->table = calloc(fs->table_size, sizeof(*fs->table));

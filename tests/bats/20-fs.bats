@@ -1111,6 +1111,57 @@ PY
 	cmp "$M/data" "$R/data"
 }
 
+# make_all DIR: one object of every create path, each asking for a mode
+# that a daemon umask of 022 or 077 would change: open(O_CREAT), mknod
+# of a regular file and a fifo, mkdir, a bound socket, names of 161 and
+# 255 bytes (the long-name scheme), a symlink.
+make_all() {
+	python3 - "$1" <<'PY'
+import os, socket, stat, sys
+d = sys.argv[1]
+long161, long255 = "m" * 161, "n" * 255
+os.close(os.open(f"{d}/open666", os.O_CREAT | os.O_WRONLY, 0o666))
+os.close(os.open(f"{d}/open777", os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o777))
+os.close(os.open(f"{d}/{long255}", os.O_CREAT | os.O_WRONLY, 0o620))
+os.mknod(f"{d}/mknodreg", stat.S_IFREG | 0o666)
+os.mkfifo(f"{d}/fifo", 0o666)
+os.mkdir(f"{d}/dir777", 0o777)
+os.mkdir(f"{d}/{long161}", 0o770)
+os.mkdir(f"{d}/sticky", 0o1777)
+os.mkdir(f"{d}/setgid", 0o2775)
+s = socket.socket(socket.AF_UNIX)
+s.bind(f"{d}/sock")
+s.close()
+os.symlink("target", f"{d}/link")
+PY
+}
+
+@test "modes of new objects arrive exactly as asked, every create path, under any umask of the caller or the daemon" {
+	local um dum n want got
+	for dum in 022 077; do
+		umount_vol "$M"
+		(umask "$dum" && mount_vol "$C" "$M")
+		for um in 000 002 077; do
+			rm -rf "$M/u$um" "$R/u$um"
+			mkdir -m 777 "$M/u$um" "$R/u$um"
+			(umask "$um" && make_all "$M/u$um" && make_all "$R/u$um")
+			for n in $(ls -A "$R/u$um"); do
+				want=$(stat -c '%A %F' "$R/u$um/$n")
+				got=$(stat -c '%A %F' "$M/u$um/$n")
+				[ "$got" = "$want" ] || {
+					echo "daemon umask $dum, caller umask $um," \
+						"${n:0:20}: $got, the reference directory gives $want"
+					return 1
+				}
+			done
+		done
+		# the first round's objects read back the same after a remount
+		[ "$(stat -c %a "$M/u000/open666")" = 666 ]
+		[ "$(stat -c %a "$M/u000/dir777")" = 777 ]
+		[ "$(stat -c %a "$M/u002/open666")" = 664 ]
+	done
+}
+
 # ---- tools --------------------------------------------------------------------
 
 # mktree DIR: a small tree with the file types tools care about.
