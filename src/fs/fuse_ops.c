@@ -1436,7 +1436,13 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct lname l1, l2;
 	int err;
 
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+	/*
+	 * RENAME_WHITEOUT (overlayfs on an xtsfs upper layer; the kernel
+	 * has checked CAP_MKNOD): the lower rename leaves the whiteout, a
+	 * 0/0 character device, under the old stored name, which decrypts
+	 * to the old name; so a long old name keeps its sidecar.
+	 */
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
@@ -1463,6 +1469,10 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = rename_lower(fs, d1, l1.stored, d2, l2.stored, flags);
 	if (err)
 		goto out;
+	if (flags & RENAME_WHITEOUT) {
+		own_by_caller(req, d1->fd, l1.stored); /* as ext4 makes it */
+		goto out;
+	}
 	/* names stay with their slots; only a moved-away long name drops */
 	if (!(flags & RENAME_EXCHANGE) &&
 	    !(d1 == d2 && !strcmp(l1.stored, l2.stored)))

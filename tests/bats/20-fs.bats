@@ -474,6 +474,33 @@ sidecars_ok() {
 	[ "$(cat "$M/b/x")" = I ]
 }
 
+@test "renameat2: RENAME_WHITEOUT leaves a 0/0 character device at the old name, as on a plain directory" {
+	local long d n
+	long=$(printf 'w%.0s' $(seq 1 200))
+	for d in "$M" "$R"; do
+		echo A >"$d/a"
+		echo L >"$d/$long"
+		echo O >"$d/over"
+		renameat2 "$d/a" "$d/b" whiteout
+		renameat2 "$d/$long" "$d/long2" whiteout
+		renameat2 "$d/b" "$d/over" whiteout
+	done
+	for n in a b "$long"; do
+		[ "$(stat -c '%F %t:%T %a %U' "$M/$n")" = \
+			"$(stat -c '%F %t:%T %a %U' "$R/$n")" ]
+	done
+	[ "$(stat -c '%F %t:%T' "$M/a")" = "character special file 0:0" ]
+	[ "$(cat "$M/long2")" = L ]
+	[ "$(cat "$M/over")" = A ]
+	[ "$(ls -A "$M" | LC_ALL=C sort)" = "$(ls -A "$R" | LC_ALL=C sort)" ]
+	remount "$C" "$M"
+	[ "$(stat -c '%F %t:%T' "$M/$long")" = "character special file 0:0" ]
+	[ "$(ls -A "$M" | LC_ALL=C sort)" = "$(ls -A "$R" | LC_ALL=C sort)" ]
+	# the whiteouts can be removed like any entry; no sidecar is left
+	rm "$M/a" "$M/b" "$M/$long"
+	[ -z "$(ls -A "$C" | grep '^xtsfs\.long\.')" ]
+}
+
 @test "rename of long names: sidecars follow, none left stale" {
 	L1=$(printf 'a%.0s' $(seq 1 200))
 	L2=$(printf 'b%.0s' $(seq 1 255))

@@ -106,7 +106,7 @@ renameat2() {
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD = -100
-flags = {'noreplace': 1, 'exchange': 2, 'none': 0}[sys.argv[3]]
+flags = {'noreplace': 1, 'exchange': 2, 'whiteout': 4, 'none': 0}[sys.argv[3]]
 fn = getattr(libc, 'renameat2', None)
 if fn is not None:
     rc = fn(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode(), flags)
