@@ -238,16 +238,40 @@ int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
 
 	const char *file = VOL_FILE_NAME;
 
+	/*
+	 * O_NONBLOCK: opening a FIFO planted in the cipher directory must not
+	 * wait for a writer; O_NOCTTY: nor may a terminal device become ours.
+	 * Neither changes how a regular file reads.
+	 */
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+			  O_NOCTTY;
+	struct stat st;
+
 	memset(info, 0, sizeof(*info));
-	fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, file, flags);
 	if (fd < 0 && errno == ENOENT) {
 		file = VOL_REVERSE_NAME;
-		fd = openat(dirfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = openat(dirfd, file, flags);
 		if (fd < 0 && errno == ENOENT)
 			return -ENOENT;
 	}
+	h->file = file;
+	if (fd < 0 && errno == ELOOP)
+		info->file_refused = "a symbolic link, not a regular file";
 	if (fd < 0)
 		return errno == ELOOP ? -EBADMSG : -errno;
+	if (fstat(fd, &st) != 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > VOL_FILE_SIZE) {
+		info->file_refused = !S_ISREG(st.st_mode) ?
+			"not a regular file" : "larger than a volume header "
+			"(8192 bytes)";
+		close(fd);
+		return -EBADMSG;
+	}
 	while (got < (ssize_t)sizeof(buf)) {
 		n = read(fd, buf + got, sizeof(buf) - (size_t)got);
 		if (n < 0 && errno == EINTR)
@@ -472,26 +496,73 @@ out:
 	return err;
 }
 
-static int read_key_file(const char *path, struct vol_keys *out)
-{
-	char *text = secmem_alloc(4096);
-	ssize_t got = 0, n;
-	int fd, err = 0;
+#define KEY_FILE_MAX 4095 /* a volume key's text is 400 bytes */
 
+/*
+ * read_key_file() - the volume key from @path: a regular file or a pipe
+ * (e.g. <(gpg -d ...)), read to its end but never past KEY_FILE_MAX
+ * bytes. Opened with O_NONBLOCK, so a FIFO with no writer does not wait
+ * in open(); it is then read blocking, and with no writer reads as empty
+ * at once. A device (/dev/zero, a terminal), directory or socket is
+ * refused without reading. On failure *why is a phrase for the message.
+ * Return: 0; -EINVAL (*why set) refused or not a key; -ENOMEM; -errno.
+ */
+static int read_key_file(const char *path, struct vol_keys *out,
+			 const char **why)
+{
+	char *text = secmem_alloc(KEY_FILE_MAX + 1);
+	ssize_t got = 0, n = 0;
+	struct stat st;
+	int fd, fl, err = 0;
+
+	*why = NULL;
 	if (!text)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
 	}
-	while ((n = read(fd, text + got, 4095 - (size_t)got)) > 0)
-		got += n;
-	if (n < 0)
+	if (fstat(fd, &st) != 0) {
 		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		*why = "not a regular file or a pipe";
+		err = -EINVAL;
+		goto out_close;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > KEY_FILE_MAX)
+		goto too_big;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		err = -errno;
+		goto out_close;
+	}
+	/* One byte more than allowed tells a file that is too long. */
+	while (got <= KEY_FILE_MAX) {
+		n = read(fd, text + got, KEY_FILE_MAX + 1 - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (n < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (got > KEY_FILE_MAX)
+		goto too_big;
+	err = vol_key_parse(out, text, (size_t)got);
+	if (err)
+		*why = "not a volume key (expected 320 hex digits)";
+	goto out_close;
+too_big:
+	*why = "too large for a volume key file (more than 4095 bytes)";
+	err = -EINVAL;
+out_close:
 	close(fd);
-	if (!err)
-		err = vol_key_parse(out, text, (size_t)got);
 out:
 	secmem_free(text);
 	return err;
@@ -572,20 +643,23 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	v->slot = -1;
 	rc = vol_read(dirfd, &v->hdr, &v->info);
 	if (rc) {
-		snprintf(err, errlen, "%s/%s: %s", dirpath,
+		snprintf(err, errlen, "%s/%s: %s%s", dirpath,
 			 rc == -ENOENT ? VOL_FILE_NAME : vol_file_name(&v->hdr),
+			 v->info.file_refused ? "refused: " : "",
+			 v->info.file_refused ? v->info.file_refused :
 			 vol_strerror(rc));
 		return rc;
 	}
 	if (req->volume_key_file) {
+		const char *why;
+
 		v->keys = secmem_alloc(sizeof(*v->keys));
 		if (!v->keys)
 			return -ENOMEM;
-		rc = read_key_file(req->volume_key_file, v->keys);
+		rc = read_key_file(req->volume_key_file, v->keys, &why);
 		if (rc) {
 			snprintf(err, errlen, "%s: %s", req->volume_key_file,
-				 rc == -EINVAL ? "not a volume key (expected "
-				 "320 hex digits)" : strerror(-rc));
+				 why ? why : strerror(-rc));
 			rc = -ENOKEY; /* no usable key, like a bad passfile */
 			goto fail;
 		}

@@ -81,6 +81,11 @@ struct vol_read_info {
 	bool copy_ok[VOL_NCOPIES]; /* which copies passed every check */
 	int copy_err[VOL_NCOPIES]; /* -errno of each failed copy */
 	bool copies_differ;      /* both fine, but not identical */
+	/*
+	 * Why the file itself was refused before any copy was parsed (it
+	 * is not a regular file, or is larger than VOL_FILE_SIZE), or NULL.
+	 */
+	const char *file_refused;
 };
 
 /*
@@ -110,9 +115,13 @@ bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
  * vol_read() - read CIPHERDIR/xtsfs.volume (or, if there is none, the
  * reverse-mode header .xtsfs.volume of a plaintext directory) and parse
  * the best copy: the primary if it is valid, else the secondary. h->file
- * tells which file it was.
- * Return: 0; -ENOENT no header file; otherwise the error of the primary
- * copy (both failed); other -errno from the read.
+ * tells which file it was. Opened without blocking and never followed: a
+ * symlink, FIFO, device, directory or a file larger than VOL_FILE_SIZE
+ * (all of which the owner of the cipher directory could plant) is
+ * refused at once with -EBADMSG (info->file_refused says why).
+ * Return: 0; -ENOENT no header file; -EBADMSG the file is refused;
+ * otherwise the error of the primary copy (both failed); other -errno
+ * from the read.
  */
 int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info);
 

@@ -4,11 +4,15 @@
  * of corruptions (one generator each) with the error every one must give,
  * the MAC against downgrades, key slots, the volume-key text format, and
  * the file level (two copies, truncation, stale temp files, fallbacks),
- * and the unlock path's refusal of slots too costly for this machine.
+ * the unlock path's refusal of slots too costly for this machine, and
+ * planted special files (FIFO, device, directory, oversized) as the
+ * header or the volume key file, each refused without blocking.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -450,6 +454,164 @@ static void check_costly(void)
 	rmdir(dir);
 }
 
+/*
+ * in_child() - run @fn(@arg) in a child that SIGALRM kills after 10 s,
+ * so a call that would block (open of a FIFO without a writer) ends the
+ * test with a failure instead of hanging it.
+ * Return: the child's exit code (fn's value & 255), or -1 if it hung.
+ */
+static int in_child(int (*fn)(void *arg), void *arg, const char *what)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		_exit(fn(arg) & 255);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+	CHECK(!WIFSIGNALED(status), "%s: killed by signal %d (blocked?)",
+	      what, WTERMSIG(status));
+	if (WIFSIGNALED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* in_child() body: vol_read() of arg (a dirfd); -rc, or 255 if no reason. */
+static int child_vol_read(void *arg)
+{
+	struct vol_header h;
+	struct vol_read_info info;
+	int rc = vol_read(*(int *)arg, &h, &info);
+
+	if (rc == 0)
+		return 0;
+	return info.file_refused ? -rc : 255;
+}
+
+struct key_try {
+	int dfd;
+	const char *dir, *keyfile, *want; /* want: in the message, or NULL */
+};
+
+/* in_child() body: vol_unlock() with a volume key file; 0 ok, 1 failed. */
+static int child_key_unlock(void *arg)
+{
+	const struct key_try *t = arg;
+	struct vol_unlock_req req = { .volume_key_file = t->keyfile,
+				      .slot = -1 };
+	struct vol v;
+	char err[512];
+	int rc = vol_unlock(t->dfd, t->dir, &req, &v, err, sizeof(err));
+
+	vol_close(&v);
+	if (t->want)
+		return rc == -ENOKEY && strstr(err, t->want) ? 0 : 1;
+	return rc;
+}
+
+static void check_special_files(void)
+{
+	char dir[] = "/tmp/xtsfs-test-special-XXXXXX", path[300];
+	char text[VOL_KEY_TEXT_SIZE], big[5000];
+	uint8_t file[VOL_FILE_SIZE + 1];
+	struct vol_header h = hdr;
+	int dfd, rc;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(path, sizeof(path), "%s/" VOL_FILE_NAME, dir);
+
+	/* the header: a FIFO with no writer (the old code blocked in open) */
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+	rc = in_child(child_vol_read, &dfd, "FIFO header");
+	CHECK(rc == EBADMSG, "FIFO header: %d", rc);
+	unlink(path);
+	/* a directory */
+	CHECK(mkdir(path, 0700) == 0, "mkdir");
+	rc = in_child(child_vol_read, &dfd, "directory header");
+	CHECK(rc == EBADMSG, "directory header: %d", rc);
+	rmdir(path);
+	/* a character device like /dev/zero (as root) */
+	if (mknod(path, S_IFCHR | 0600, makedev(1, 5)) == 0) {
+		rc = in_child(child_vol_read, &dfd, "device header");
+		CHECK(rc == EBADMSG, "device header: %d", rc);
+		unlink(path);
+	} else {
+		printf("# no mknod (%s): device header not tested\n",
+		       strerror(errno));
+	}
+	/* a symlink to /dev/zero */
+	CHECK(symlink("/dev/zero", path) == 0, "symlink");
+	rc = in_child(child_vol_read, &dfd, "symlink header");
+	CHECK(rc == EBADMSG, "symlink header: %d", rc);
+	unlink(path);
+	/* a valid header with one byte more */
+	CHECK(vol_write(dfd, &h, keys) == 0, "write");
+	{
+		int fd = open(path, O_RDONLY);
+
+		CHECK(read(fd, file, VOL_FILE_SIZE) == VOL_FILE_SIZE, "read");
+		close(fd);
+	}
+	file[VOL_FILE_SIZE] = 0;
+	unlink(path);
+	write_file(dfd, VOL_FILE_NAME, file, VOL_FILE_SIZE + 1);
+	rc = in_child(child_vol_read, &dfd, "oversized header");
+	CHECK(rc == EBADMSG, "oversized header: %d", rc);
+	/* and at the exact size it still reads */
+	write_file(dfd, VOL_FILE_NAME, file, VOL_FILE_SIZE);
+	rc = in_child(child_vol_read, &dfd, "header");
+	CHECK(rc == 0, "valid header: %d", rc);
+
+	/* the volume key file */
+	{
+		struct key_try t = { dfd, dir, path, NULL };
+		int p[2];
+
+		snprintf(path, sizeof(path), "%s/key", dir);
+		CHECK(mkfifo(path, 0600) == 0, "mkfifo");
+		t.want = "not a volume key"; /* no writer: empty at once */
+		CHECK(in_child(child_key_unlock, &t, "FIFO key") == 0,
+		      "FIFO key file");
+		unlink(path);
+		CHECK(mkdir(path, 0700) == 0, "mkdir");
+		t.want = "not a regular file or a pipe";
+		CHECK(in_child(child_key_unlock, &t, "directory key") == 0,
+		      "directory key file");
+		rmdir(path);
+		t.keyfile = "/dev/zero";
+		CHECK(in_child(child_key_unlock, &t, "/dev/zero key") == 0,
+		      "/dev/zero as the key file");
+		/* the right key with 5000 bytes of padding: too large */
+		t.keyfile = path;
+		vol_key_format(text, keys);
+		memset(big, ' ', sizeof(big));
+		memcpy(big, text, strlen(text));
+		write_file(AT_FDCWD, path, (const uint8_t *)big, sizeof(big));
+		t.want = "too large";
+		CHECK(in_child(child_key_unlock, &t, "big key") == 0,
+		      "oversized key file");
+		/* a regular file and a pipe with the key still open */
+		write_file(AT_FDCWD, path, (const uint8_t *)text, strlen(text));
+		t.want = NULL;
+		CHECK(in_child(child_key_unlock, &t, "key") == 0, "key file");
+		unlink(path);
+		CHECK(pipe(p) == 0 && write(p[1], text, strlen(text)) ==
+		      (ssize_t)strlen(text), "pipe");
+		close(p[1]);
+		snprintf(path, sizeof(path), "/dev/fd/%d", p[0]);
+		CHECK(in_child(child_key_unlock, &t, "pipe key") == 0,
+		      "key through a pipe");
+		close(p[0]);
+	}
+	unlinkat(dfd, VOL_FILE_NAME, 0);
+	close(dfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	make_header();
@@ -460,6 +622,7 @@ int main(void)
 	check_keytext();
 	check_files();
 	check_costly();
+	check_special_files();
 	vol_keys_free(keys);
 	printf("%s\n", test_failures ? "FAILED" : "ok");
 	return test_failures ? 1 : 0;
