@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +128,32 @@ int common_choose_cipher(const struct common_opts *o, const char *prog,
 	if (name)
 		*name = be->name;
 	return 0;
+}
+
+/* see common.h */
+void warn_secret_file(const char *prog, const char *what, const char *path)
+{
+	struct stat st;
+
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	if (st.st_mode & (S_IRGRP | S_IROTH))
+		fprintf(stderr, "%s: warning: %s: this %s file can be read by "
+			"%s (mode %04o): chmod go-r it\n", prog, path, what,
+			st.st_mode & S_IROTH ? "every user" : "its group",
+			(unsigned)(st.st_mode & 07777));
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		fprintf(stderr, "%s: warning: %s: this %s file belongs to "
+			"another user (uid %u)\n", prog, path, what,
+			(unsigned)st.st_uid);
+}
+
+/* see common.h */
+void common_warn_files(const struct common_opts *o, const char *prog)
+{
+	if (o->pass.kind == PASS_FILE)
+		warn_secret_file(prog, "passphrase", o->pass.arg);
+	warn_secret_file(prog, "volume key", o->volume_key_file);
 }
 
 /* see common.h */

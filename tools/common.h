@@ -98,6 +98,20 @@ void common_init(struct common_opts *o, const char *prog);
 int common_choose_cipher(const struct common_opts *o, const char *prog,
 			 const char **name);
 
+/*
+ * warn_secret_file() - a warning on stderr, as ssh gives for a key, when
+ * the regular file @path, which holds @what ("passphrase", "volume
+ * key"), can be read by its group or by others, or belongs to a user
+ * other than us and root (who could change it, or its mode, at will).
+ * Not an error: the file is still read. Nothing for a pipe or a device
+ * (/dev/stdin, <(cmd)) or a path that cannot be stat()ed (the reader
+ * says why).
+ */
+void warn_secret_file(const char *prog, const char *what, const char *path);
+
+/* common_warn_files() - warn_secret_file() for @o's passfile and key file. */
+void common_warn_files(const struct common_opts *o, const char *prog);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

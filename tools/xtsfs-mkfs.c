@@ -153,6 +153,7 @@ int main(int argc, char **argv)
 		return XTSFS_EXIT_USAGE;
 	}
 	dir = argv[optind];
+	common_warn_files(&o, PROG);
 	rc = common_choose_cipher(&o, PROG, &core);
 	if (rc)
 		return rc;

@@ -192,6 +192,8 @@ int main(int argc, char **argv)
 		return XTSFS_EXIT_USAGE;
 	}
 	dir = argv[optind];
+	common_warn_files(&o, PROG);
+	warn_secret_file(PROG, "passphrase", newfile);
 	/* the same cipher-core rules as every tool (--cipher, XTSFS_CIPHER) */
 	rc = common_choose_cipher(&o, PROG, NULL);
 	if (rc)

@@ -739,6 +739,7 @@ int main(int argc, char **argv)
 		o.c.pass = o.pass_opt;
 		o.c.pass_given = true;
 	}
+	common_warn_files(&o.c, PROG);
 	rc = check_paths(&o);
 	if (rc)
 		return rc;

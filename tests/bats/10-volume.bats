@@ -5,7 +5,11 @@
 
 load helpers
 
-setup() { common_setup; }
+setup() {
+	common_setup
+	# the tools warn about a passfile that others can read
+	chmod 600 "$T/pass" "$T/pass2" "$T/wrong"
+}
 teardown() { common_teardown; }
 
 @test "mkfs makes an 8 KiB header, mode 0400, and says what it chose" {
@@ -84,6 +88,64 @@ teardown() { common_teardown; }
 	[ "$status" -eq 8 ]
 	run xtsfs-mkfs --passphrase secret "$T/w"
 	[ "$status" -eq 2 ]
+}
+
+@test "the --extpass command is not left in argv" {
+	# the daemon's /proc/PID/cmdline is in 12-options.bats; here every
+	# tool that takes --extpass, seen from the command it runs
+	mkvol "$T/v"
+	# $PPID of the extpass shell is the tool
+	ext="tr '\\0' ' ' </proc/\$PPID/cmdline >&2; cat $T/pass"
+	run xtsfs-passwd --test --extpass "$ext #qzxmark1" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs-passwd --test "* ]] # precondition: it is argv
+	[[ $output != *qzxmark* ]]
+	run xtsfs-passwd --test --extpass="$ext #qzxmark2" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs-passwd --test --extpass="* ]]
+	[[ $output != *qzxmark* ]]
+	run xtsfs-mkfs "${KDF[@]}" --extpass "$ext #qzxmark3" "$T/w"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs-mkfs --argon2-time "* ]]
+	[[ $output != *qzxmark* ]]
+}
+
+@test "a passphrase or key file that others can read or another user owns: a warning, not an error" {
+	mkvol "$T/v" --print-volume-key >"$T/mkfs.out"
+	grep -E '^[0-9a-f]{8}-' "$T/mkfs.out" >"$T/volkey"
+	chmod 600 "$T/volkey"
+	run xtsfs-passwd --test --passfile "$T/pass" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output != *warning* ]]
+	run xtsfs-passwd --test --volume-key-file "$T/volkey" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output != *warning* ]]
+	chmod 644 "$T/pass" "$T/volkey"
+	run xtsfs-passwd --test --passfile "$T/pass" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs-passwd: warning: $T/pass: this passphrase file can be read by every user (mode 0644)"* ]]
+	run xtsfs-passwd --test --volume-key-file "$T/volkey" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"warning: $T/volkey: this volume key file can be read by every user (mode 0644)"* ]]
+	run xtsfs-mkfs "${KDF[@]}" --passfile "$T/pass" "$T/w"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs-mkfs: warning: $T/pass: this passphrase file can be read"* ]]
+	# the new passphrase's file too, and only the file that is open
+	chmod 600 "$T/pass"
+	chmod 640 "$T/pass2"
+	run xtsfs-passwd --add "${KDF[@]}" --passfile "$T/pass" --new-passfile "$T/pass2" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"warning: $T/pass2: this passphrase file can be read by its group (mode 0640)"* ]]
+	[[ $output != *"$T/pass:"* ]]
+	# another user's file, even 0600
+	chown 65534 "$T/pass"
+	run xtsfs-passwd --test --passfile "$T/pass" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output == *"warning: $T/pass: this passphrase file belongs to another user (uid 65534)"* ]]
+	chown 0 "$T/pass"
+	run xtsfs-passwd --test --passfile "$T/pass" "$T/v"
+	[ "$status" -eq 0 ]
+	[[ $output != *warning* ]]
 }
 
 @test "wrong passphrase: exit 4 and a clear message" {

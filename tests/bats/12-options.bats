@@ -212,3 +212,19 @@ daemon_cmdlines() {
 	xtsfs -o "ro,extpass=$cmd" "$T/c/x" "$T/m/x"
 	mount_is "$T/m/x" "$T/c/x" fuse.xtsfs ro ""
 }
+
+@test "-o passfile= that others can read: a warning, and the mount all the same" {
+	fwd_vol pf
+	track_mount "$T/m/pf"
+	chmod 644 "$T/pass"
+	run xtsfs -o "passfile=$T/pass" "$T/c/pf" "$T/m/pf"
+	[ "$status" -eq 0 ]
+	[[ $output == *"xtsfs: warning: $T/pass: this passphrase file can be read by every user (mode 0644)"* ]]
+	mountpoint -q "$T/m/pf"
+	umount_vol "$T/m/pf"
+	chmod 600 "$T/pass"
+	run xtsfs -o "passfile=$T/pass" "$T/c/pf" "$T/m/pf"
+	[ "$status" -eq 0 ]
+	[[ $output != *warning* ]]
+	mountpoint -q "$T/m/pf"
+}
