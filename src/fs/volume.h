@@ -83,7 +83,7 @@ struct vol_read_info {
 	bool copies_differ;      /* both fine, but not identical */
 	/*
 	 * Why the file itself was refused before any copy was parsed (it
-	 * is not a regular file, or is larger than VOL_FILE_SIZE), or NULL.
+	 * is not a regular file), or NULL.
 	 */
 	const char *file_refused;
 };
@@ -116,9 +116,10 @@ bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
  * reverse-mode header .xtsfs.volume of a plaintext directory) and parse
  * the best copy: the primary if it is valid, else the secondary. h->file
  * tells which file it was. Opened without blocking and never followed: a
- * symlink, FIFO, device, directory or a file larger than VOL_FILE_SIZE
- * (all of which the owner of the cipher directory could plant) is
- * refused at once with -EBADMSG (info->file_refused says why).
+ * symlink, FIFO, device, directory or socket (any of which whoever can
+ * write the cipher directory could plant) is refused at once with
+ * -EBADMSG (info->file_refused says why). Of a regular file only the
+ * first VOL_FILE_SIZE bytes are read, as FORMAT.md 2.5 says.
  * Return: 0; -ENOENT no header file; -EBADMSG the file is refused;
  * otherwise the error of the primary copy (both failed); other -errno
  * from the read.

@@ -5,8 +5,8 @@
  * the MAC against downgrades, key slots, the volume-key text format, and
  * the file level (two copies, truncation, stale temp files, fallbacks),
  * the unlock path's refusal of slots too costly for this machine, and
- * planted special files (FIFO, device, directory, oversized) as the
- * header or the volume key file, each refused without blocking.
+ * planted special files (FIFO, device, directory, huge) as the header or
+ * the volume key file, each refused without blocking.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -479,16 +479,17 @@ static int in_child(int (*fn)(void *arg), void *arg, const char *what)
 	return WEXITSTATUS(status);
 }
 
-/* in_child() body: vol_read() of arg (a dirfd); -rc, or 255 if no reason. */
+/*
+ * in_child() body: vol_read() of arg (a dirfd): -rc, plus 128 if the file
+ * itself was not refused (no info.file_refused).
+ */
 static int child_vol_read(void *arg)
 {
 	struct vol_header h;
 	struct vol_read_info info;
 	int rc = vol_read(*(int *)arg, &h, &info);
 
-	if (rc == 0)
-		return 0;
-	return info.file_refused ? -rc : 255;
+	return (-rc & 127) | (rc && !info.file_refused ? 128 : 0);
 }
 
 struct key_try {
@@ -556,15 +557,20 @@ static void check_special_files(void)
 		CHECK(read(fd, file, VOL_FILE_SIZE) == VOL_FILE_SIZE, "read");
 		close(fd);
 	}
+	/* FORMAT.md 2.5: only the first 8192 bytes count; no more is read */
 	file[VOL_FILE_SIZE] = 0;
 	unlink(path);
 	write_file(dfd, VOL_FILE_NAME, file, VOL_FILE_SIZE + 1);
-	rc = in_child(child_vol_read, &dfd, "oversized header");
-	CHECK(rc == EBADMSG, "oversized header: %d", rc);
-	/* and at the exact size it still reads */
+	rc = in_child(child_vol_read, &dfd, "header one byte too long");
+	CHECK(rc == 0, "header one byte too long: %d", rc);
+	/* a 1 TiB sparse file of zeros: corrupt at once, not read to its end */
+	unlink(path);
+	write_file(dfd, VOL_FILE_NAME, file, 0);
+	CHECK(truncate(path, 1ll << 40) == 0, "truncate: %s", strerror(errno));
+	rc = in_child(child_vol_read, &dfd, "huge header");
+	CHECK(rc == (128 | EBADMSG), "1 TiB of zeros as the header: %d", rc);
+	unlink(path);
 	write_file(dfd, VOL_FILE_NAME, file, VOL_FILE_SIZE);
-	rc = in_child(child_vol_read, &dfd, "header");
-	CHECK(rc == 0, "valid header: %d", rc);
 
 	/* the volume key file */
 	{
