@@ -488,3 +488,40 @@ teardown() { common_teardown; }
 	[ "$status" -eq 4 ]
 	[ "$output" = "xtsfs-passwd: $T/v: wrong passphrase (no key slot opens with it)" ]
 }
+
+# Slot 0's Argon2 costs at offset 128 + 8 (FORMAT.md 2.3): t = 1000,
+# m = 4 GiB, p = 16, the most the bounds allow; hours on any machine.
+# timeout only turns a regression (a real derivation) into a failure.
+@test "a header asking the maximum Argon2 cost is refused before the passphrase" {
+	mkvol "$T/v" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/volkey"
+	patch_copies "$T/v/xtsfs.volume" 136 e80300000000400010000000
+	run timeout 300 xtsfs-passwd --test --passfile "$T/pass" "$T/v"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[[ "$output" == *"$T/v: key slot 0 asks for Argon2id with 4096 MiB, 1000 iterations, 16 lanes"* ]]
+	[[ "$output" == *"this machine allows"*"--allow-costly-kdf tries anyway"* ]]
+	mkdir "$T/mnt"
+	track_mount "$T/mnt"
+	run timeout 300 xtsfs --passfile "$T/pass" "$T/v" "$T/mnt"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[[ "$output" == *"key slot 0 asks for Argon2id with 4096 MiB"*"--allow-costly-kdf"* ]]
+	run mountpoint -q "$T/mnt"
+	[ "$status" -ne 0 ]
+	# the volume key needs no Argon2: not judged; the MAC catches the edit
+	run timeout 300 xtsfs-passwd --test --volume-key-file "$T/volkey" "$T/v"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"does not belong"* ]]
+}
+
+@test "a costly slot beside a cheap one is skipped; the edit is then caught by the MAC" {
+	mkvol "$T/v"
+	xtsfs-passwd --add "${KDF[@]}" --passfile "$T/pass" --new-passfile "$T/pass2" "$T/v"
+	patch_copies "$T/v/xtsfs.volume" 136 e80300000000400010000000
+	run timeout 300 xtsfs-passwd --test --passfile "$T/pass2" "$T/v"
+	[ "$status" -eq 6 ]
+	[[ "$output" == *"fails authentication"* ]]
+	run timeout 300 xtsfs-passwd --test --passfile "$T/wrong" "$T/v"
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"wrong passphrase"*"1 slot too costly"*"--allow-costly-kdf"* ]]
+}
