@@ -396,9 +396,16 @@ teardown() { common_teardown; }
 	[ "$status" -eq 0 ]
 }
 
+# crash_shim: $T/crash.so, which kills a tool around the header's rename
+# (XTSFS_TEST_CRASH, see crash_rename.c); no xtsfs binary has such a hook.
+crash_shim() {
+	cc -shared -fPIC -o "$T/crash.so" "$BATS_TEST_DIRNAME/crash_rename.c" -ldl
+}
+
 @test "a passphrase change killed before the rename keeps the old passphrase" {
 	mkvol "$T/v"
-	run env XTSFS_TEST_CRASH=tmp-written xtsfs-passwd --change "${KDF[@]}" \
+	crash_shim
+	run env LD_PRELOAD="$T/crash.so" XTSFS_TEST_CRASH=tmp-written xtsfs-passwd --change "${KDF[@]}" \
 		--passfile "$T/pass" --new-passfile "$T/pass2" "$T/v"
 	[ "$status" -eq 137 ]
 	[ -e "$T/v/xtsfs.volume.tmp" ]
@@ -416,7 +423,8 @@ teardown() { common_teardown; }
 
 @test "a passphrase change killed after the rename has the new passphrase" {
 	mkvol "$T/v"
-	run env XTSFS_TEST_CRASH=renamed xtsfs-passwd --change "${KDF[@]}" \
+	crash_shim
+	run env LD_PRELOAD="$T/crash.so" XTSFS_TEST_CRASH=renamed xtsfs-passwd --change "${KDF[@]}" \
 		--passfile "$T/pass" --new-passfile "$T/pass2" "$T/v"
 	[ "$status" -eq 137 ]
 	run xtsfs-passwd --test --passfile "$T/pass2" "$T/v"
