@@ -86,6 +86,9 @@ int common_opt(struct common_opts *o, int opt, char *arg, const char *prog)
 	case OPT_CIPHER:
 		o->cipher = arg;
 		return 1;
+	case OPT_ALLOW_COSTLY_KDF:
+		o->allow_costly_kdf = true;
+		return 1;
 	case OPT_ARGON2_TIME:
 		if (parse_u32(arg, 1, KDF_T_MAX, &v))
 			goto bad;
@@ -168,6 +171,13 @@ int exit_code_for(int err)
 	case -EPROTONOSUPPORT:
 	case -EINVAL:
 	case -EKEYREJECTED:
+	/*
+	 * Every key slot asks for more Argon2id than this machine pays
+	 * before the header is authenticated: like an unsupported feature,
+	 * the header asks for something we refuse (not a wrong passphrase:
+	 * none was read). --allow-costly-kdf overrides.
+	 */
+	case -E2BIG:
 		return XTSFS_EXIT_CORRUPT;
 	case -EACCES:
 		return XTSFS_EXIT_PASSPHRASE;

@@ -22,6 +22,7 @@ struct common_opts {
 	struct kdf_params kdf;         /* --argon2-*; 0 = calibrate */
 	unsigned int unlock_ms;        /* --unlock-time, default 1000 */
 	bool quiet;                    /* --quiet */
+	bool allow_costly_kdf;         /* --allow-costly-kdf */
 };
 
 /* Long-option ids shared by the tools (above any short option char). */
@@ -34,6 +35,7 @@ enum {
 	OPT_ARGON2_MEMORY,
 	OPT_ARGON2_LANES,
 	OPT_UNLOCK_TIME,
+	OPT_ALLOW_COSTLY_KDF,
 	OPT_TOOL_BASE, /* first id free for a tool's own options */
 };
 
@@ -42,6 +44,10 @@ enum {
 	{ "extpass", required_argument, NULL, OPT_EXTPASS },                \
 	{ "volume-key-file", required_argument, NULL, OPT_VOLUME_KEY_FILE }, \
 	{ "cipher", required_argument, NULL, OPT_CIPHER }
+
+/* For the commands that unlock a volume (vol_unlock). */
+#define COMMON_UNLOCK_LONGOPTS                                              \
+	{ "allow-costly-kdf", no_argument, NULL, OPT_ALLOW_COSTLY_KDF }
 
 #define COMMON_KDF_LONGOPTS                                                 \
 	{ "argon2-time", required_argument, NULL, OPT_ARGON2_TIME },        \
@@ -61,6 +67,13 @@ enum {
 "                          xtsfs-mkfs --print-volume-key instead\n"         \
 "      --cipher=CORE       cipher core: auto, vaes, aesni or software\n"    \
 "                          (default: XTSFS_CIPHER, else auto)\n"
+
+#define COMMON_UNLOCK_HELP                                                  \
+"      --allow-costly-kdf  try key slots whose Argon2id cost is far above\n" \
+"                          what this machine can pay (the header's costs\n" \
+"                          are not authenticated before unlock: whoever\n" \
+"                          can write the cipher directory can set them);\n" \
+"                          by default they are skipped\n"
 
 #define COMMON_KDF_HELP                                                     \
 "Argon2id cost of a new key slot (calibrated to --unlock-time unless both\n" \

@@ -54,6 +54,7 @@ static void usage(FILE *f)
 "                          used for the current passphrase)\n"
 "  -q, --quiet             print nothing but errors (no progress lines)\n"
 COMMON_PASS_HELP
+COMMON_UNLOCK_HELP
 COMMON_KDF_HELP
 "  -h, --help              show this help and exit\n"
 "  -V, --version           show the version and exit\n"
@@ -63,7 +64,8 @@ COMMON_KDF_HELP
 "  " PROG " --remove 1 --passfile /root/vault.pass /srv/vault\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 4 wrong passphrase, 5 no\n"
-"volume, 6 corrupt header, 8 no usable passphrase.\n");
+"volume, 6 corrupt header (or every key slot too costly), 8 no usable\n"
+"passphrase.\n");
 }
 
 static int parse_slot(const char *arg)
@@ -122,6 +124,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		COMMON_PASS_LONGOPTS,
+		COMMON_UNLOCK_LONGOPTS,
 		COMMON_KDF_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -208,6 +211,7 @@ int main(int argc, char **argv)
 	req.slot = act == ACT_ADD ? -1 : slot;
 	if (o.volume_key_file)
 		req.slot = -1;
+	req.allow_costly_kdf = o.allow_costly_kdf;
 	req.on_try_slot = show_try_slot;
 	req.on_try_slot_arg = &o;
 	rc = vol_unlock(dfd, dir, &req, &v, err, sizeof(err));

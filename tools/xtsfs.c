@@ -85,8 +85,10 @@ static void usage(FILE *f)
 "                          attr_timeout=S and entry_timeout=S (seconds the\n"
 "                          kernel trusts attributes and names; default 30);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
-"                          _netdev, x-* are ignored\n"
+"                          _netdev, x-* are ignored; allow_costly_kdf is\n"
+"                          --allow-costly-kdf\n"
 COMMON_PASS_HELP
+COMMON_UNLOCK_HELP
 "  -h, --help              show this help and exit\n"
 "  -V, --version           show the version and exit\n"
 "\n"
@@ -95,8 +97,8 @@ COMMON_PASS_HELP
 "  ls /mnt/plain; fusermount3 -u /mnt/plain\n"
 "\n"
 "Exit status: 0 mounted, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
-"4 wrong passphrase, 5 no volume, 6 corrupt header, 8 no usable\n"
-"passphrase, 9 mount point unusable or mount failed.\n");
+"4 wrong passphrase, 5 no volume, 6 corrupt header (or every key slot too\n"
+"costly), 8 no usable passphrase, 9 mount point unusable or mount failed.\n");
 }
 
 struct opts {
@@ -221,6 +223,8 @@ static int parse_o(struct opts *o, char *arg)
 			/* strtok_r() moved nothing: same offset in @arg */
 			hide_arg(arg + (tok + 8 - copy), strlen(tok + 8));
 		}
+		else if (!strcmp(tok, "allow_costly_kdf"))
+			o->c.allow_costly_kdf = true;
 		else if (!strcmp(tok, "ro") || !strcmp(tok, "rw"))
 			o->readonly = tok[1] == 'o';
 		else if (!mount8_word(tok))
@@ -579,6 +583,7 @@ static int serve(struct opts *o, int report_fd)
 	req.pass = o->c.pass_given ? &o->c.pass : NULL;
 	req.volume_key_file = o->c.volume_key_file;
 	req.slot = -1;
+	req.allow_costly_kdf = o->c.allow_costly_kdf;
 	rc = vol_unlock(dfd, o->cipherdir, &req, &v, err, sizeof(err));
 	close(dfd);
 	if (rc) {
@@ -679,6 +684,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		COMMON_PASS_LONGOPTS,
+		COMMON_UNLOCK_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = {

@@ -148,6 +148,40 @@ teardown() { common_teardown; }
 	[[ $output != *warning* ]]
 }
 
+# Slot 0 at t = 1000, m = 4 GiB, p = 16 (FORMAT.md 2.3): hours on any
+# machine, so --allow-costly-kdf is shown to reach vol_unlock() by what
+# it does first: read the passphrase (a missing file stops it there).
+@test "--allow-costly-kdf and -o allow_costly_kdf: a too costly slot is tried; without: exit 6" {
+	mkvol "$T/v"
+	patch_copies "$T/v/xtsfs.volume" 136 e80300000000400010000000
+	run timeout 300 xtsfs-passwd --test --passfile "$T/missing" "$T/v"
+	[ "$status" -eq 6 ]
+	[[ $output == *"--allow-costly-kdf"* ]]
+	[[ $output != *missing* ]]
+	run timeout 300 xtsfs-passwd --test --allow-costly-kdf --passfile "$T/missing" "$T/v"
+	[ "$status" -eq 8 ]
+	[[ $output == *"$T/missing"* ]]
+	mkdir "$T/mnt"
+	track_mount "$T/mnt"
+	run timeout 300 xtsfs --passfile "$T/missing" "$T/v" "$T/mnt"
+	[ "$status" -eq 6 ]
+	[[ $output == *"--allow-costly-kdf"* ]]
+	run timeout 300 xtsfs --allow-costly-kdf --passfile "$T/missing" "$T/v" "$T/mnt"
+	[ "$status" -eq 8 ]
+	[[ $output == *"$T/missing"* ]]
+	run timeout 300 xtsfs -o ro,allow_costly_kdf --passfile "$T/missing" "$T/v" "$T/mnt"
+	[ "$status" -eq 8 ]
+	[[ $output == *"$T/missing"* ]]
+	! mountpoint -q "$T/mnt"
+	# the -o word is ours, not FUSE's: an ordinary volume mounts with it
+	mkvol "$T/w"
+	mount_vol "$T/w" "$T/mw" -o allow_costly_kdf
+	mountpoint -q "$T/mw"
+	# mkfs unlocks nothing
+	run xtsfs-mkfs "${KDF[@]}" --allow-costly-kdf --passfile "$T/pass" "$T/x"
+	[ "$status" -eq 2 ]
+}
+
 @test "wrong passphrase: exit 4 and a clear message" {
 	mkvol "$T/v"
 	run xtsfs-passwd --test --passfile "$T/wrong" "$T/v"
