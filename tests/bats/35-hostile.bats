@@ -475,6 +475,43 @@ NOBODY=(setpriv --reuid 65534 --regid 65534 --clear-groups --)
 	alive
 }
 
+@test "finding 3c: a stale positive entry: another user's unlink or rename of a name root's file took behind the mount: EPERM as native; root's files intact" {
+	two_mounts
+	for d in "$R" "$M"; do
+		other=$R
+		[ "$d" = "$M" ] && other=$M2
+		xrun 10 "${NOBODY[@]}" sh -c "echo mine >'$d/pub/u' && echo mine >'$d/pub/r'"
+		expect_ok "nobody's creates in $d"
+		# the kernel knows both names as nobody's files now
+		xrun 10 "${NOBODY[@]}" stat "$d/pub/u" "$d/pub/r"
+		expect_ok "stat as nobody"
+		# root replaces both, behind the first mount
+		rm "$other/pub/u" "$other/pub/r"
+		echo ROOTDATA >"$other/pub/u"
+		echo ROOTDATA >"$other/pub/r"
+		xrun 10 "${NOBODY[@]}" "$PY" -c "$PY_UNLINK" "$d/pub/u"
+		un=$output
+		xrun 10 "${NOBODY[@]}" "$PY" -c "$PY_RENAME" "$d/pub/r" "$d/pub/r2"
+		if [ "$d" = "$R" ]; then
+			ref="$un; $output"
+		else
+			got="$un; $output"
+		fi
+	done
+	echo "native: $ref; xtsfs: $got"
+	[ "$ref" = "unlink: EPERM; rename: EPERM" ]
+	[ "$got" = "$ref" ] || {
+		echo "nobody removed or moved root's files: $got (native: $ref)" >&2
+		return 1
+	}
+	umount_vol "$M2"
+	mount_vol "$C" "$M2"
+	[ "$(cat "$M2/pub/u")" = ROOTDATA ]
+	[ "$(cat "$M2/pub/r")" = ROOTDATA ]
+	[ ! -e "$M2/pub/r2" ]
+	alive
+}
+
 # ---- the cases ------------------------------------------------------------
 @test "hostile xtsfs.dirid in the root: a fifo" { hostile_case rootdirid fifo; }
 @test "hostile xtsfs.dirid in the root: a unix socket" { hostile_case rootdirid socket; }
@@ -505,7 +542,7 @@ NOBODY=(setpriv --reuid 65534 --regid 65534 --clear-groups --)
 @test "hostile a long name's sidecar: a 1 GiB sparse file" { hostile_case sidecar sparse; }
 @test "hostile a long name's sidecar: one byte too long" { hostile_case sidecar over; }
 @test "hostile a long name's sidecar: an empty file" { hostile_case sidecar empty; }
-@test "hostile a long name's sidecar: a copy of name A's sidecar" { hostile_case sidecar copy; }
+@test "hostile a long name's sidecar: a copy of name A's sidecar (finding 5: A once, as itself)" { hostile_case sidecar copy; }
 @test "hostile an xtsfs.link.* file: a fifo" { hostile_case link fifo; }
 @test "hostile an xtsfs.link.* file: a unix socket" { hostile_case link socket; }
 @test "hostile an xtsfs.link.* file: char device 1:5 (endless zeros)" { hostile_case link zero; }
@@ -515,7 +552,7 @@ NOBODY=(setpriv --reuid 65534 --regid 65534 --clear-groups --)
 @test "hostile an xtsfs.link.* file: a 1 GiB sparse file" { hostile_case link sparse; }
 @test "hostile an xtsfs.link.* file: one byte too long" { hostile_case link over; }
 @test "hostile an xtsfs.link.* file: an empty file" { hostile_case link empty; }
-@test "hostile an xtsfs.link.* file: a copy of another target's file" { hostile_case link copy; }
+@test "hostile an xtsfs.link.* file: a copy of another target's file (finding 5: EIO, not the other target)" { hostile_case link copy; }
 @test "hostile xtsfs.volume: a fifo" { hostile_case volume fifo; }
 @test "hostile xtsfs.volume: a unix socket" { hostile_case volume socket; }
 @test "hostile xtsfs.volume: char device 1:5 (endless zeros)" { hostile_case volume zero; }

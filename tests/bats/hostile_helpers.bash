@@ -259,6 +259,14 @@ os.lseek(fd, 0, os.SEEK_END)
 os.write(fd, b"written by nobody\n")
 sys.exit(0)
 '
+PY_UNLINK='
+import errno, os, sys
+try:
+    os.unlink(sys.argv[1])
+except OSError as e:
+    print("unlink:", errno.errorcode[e.errno]); sys.exit(1)
+print("unlinked")
+'
 PY_RENAME='
 import errno, os, sys
 try:
