@@ -151,6 +151,10 @@ ex_dirid() {
 			echo "the create left something in y" >&2
 			return 1
 		}
+	elif [ "$status" -eq 0 ]; then
+		# made with x's dirid, consistently: it can be removed again
+		xrun 10 rm "$M/y/new-$2"
+		expect_ok "rm y/new-$2"
 	fi
 	xrun 10 ls -A "$M/x"
 	[ "$output" = xf ]

@@ -14,6 +14,7 @@ MARKER=XTSFS-HOSTILE-OUTSIDE-MARKER
 
 hostile_setup() {
 	common_setup
+	chmod 600 "$T"/pass*
 	DAEMONS=()
 	: >"$T/seen"
 }
