@@ -124,6 +124,11 @@ static void unlockable_memory(void)
 	int status;
 	pid_t pid;
 
+#ifdef __SANITIZE_ADDRESS__
+	/* ASan's mlock() interceptor does nothing and succeeds: no test */
+	printf("# under ASan: unlocked fallback not tested\n");
+	return;
+#endif
 	CHECK(kdf_derive(want, "pw", 2, salt, &p) == 0, "derive");
 	fflush(NULL);
 	pid = fork();
