@@ -264,7 +264,7 @@ int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
 		close(fd);
 		return err;
 	}
-	/* A regular file reads at most sizeof(buf), whatever its size. */
+	/* A FIFO, device or socket could block or never end: refuse it. */
 	if (!S_ISREG(st.st_mode)) {
 		info->file_refused = "not a regular file";
 		close(fd);
@@ -495,7 +495,8 @@ out:
  * (e.g. <(gpg -d ...)), read to its end but never past KEY_FILE_MAX
  * bytes. Opened with O_NONBLOCK, so a FIFO with no writer does not wait
  * in open(); it is then read blocking, and with no writer reads as empty
- * at once. A device (/dev/zero, a terminal), directory or socket is
+ * at once (a pipe with a writer ends when the writer, which the user
+ * started, closes it). A device (/dev/zero, a terminal), directory or socket is
  * refused without reading. On failure *why is a phrase for the message.
  * Return: 0; -EINVAL (*why set) refused or not a key; -ENOMEM; -errno.
  */
