@@ -10,14 +10,17 @@
  *
  * The sidecar is checked as FORMAT.md 4.3 says a reader must: only a
  * name longer than 255 characters has one, and its V is the one in the
- * entry's name. The reader itself (name_dec(), do_readlink() in
- * fuse_ops.c) is static: this target checks the decoders and what their
- * results promise, so that those rules are enough for a canonical view.
+ * entry's name; names_decrypt_long() and names_decrypt_target_ref() must
+ * accept exactly that, and give what names_decrypt() and
+ * names_decrypt_target() give.
  *
- * Input: a mode byte (value mod 3), then the payload:
+ * Input: a mode byte (low two bits), then the payload:
  *   0  a sidecar: 22 characters of the entry's V, then the file content
+ *      (names_decrypt_long(), compared with names_decrypt())
  *   1  a stored target, inline or the content of an "xtsfs.link.*" file
  *   2  a plaintext target for names_encrypt_target() (then decrypted)
+ *   3  a long target: 22 characters of the reference's V, then the
+ *      file's content (names_decrypt_target_ref())
  */
 #include <errno.h>
 
@@ -42,12 +45,12 @@ static struct names_ctx *ctx(void)
 static void sidecar(const char *s, size_t size)
 {
 	char entry[NAMES_STORED_MAX + 1], side[NAMES_STORED_MAX + 1];
-	char content[NAMES_FULL_MAX], out[256];
+	char content[NAMES_FULL_MAX], out[256], lout[256];
 	char stored[NAMES_STORED_MAX + 1], full[NAMES_FULL_MAX];
 	uint8_t vc[NAMES_FULL_MAX], ve[16];
-	size_t len, outlen;
+	size_t len, outlen, loutlen = 12345;
 	bool is_long;
-	int rc;
+	int rc, lrc;
 
 	if (size < 22)
 		return;
@@ -61,10 +64,17 @@ static void sidecar(const char *s, size_t size)
 	len = size - 22 < sizeof(content) - 1 ? size - 22 : sizeof(content) - 1;
 	memcpy(content, s + 22, len);
 	content[len] = '\0';
+	memset(lout, 0x5a, sizeof(lout));
+	lrc = names_decrypt_long(ctx(), fuzz_dirid, entry, content, len, lout,
+				 &loutlen);
+	FUZZ_CHECK(lrc == 0 || lrc == -EBADMSG);
+	if (lrc)
+		FUZZ_CHECK(loutlen == 0 && all_zero(lout, sizeof(lout)));
 	rc = names_decrypt(ctx(), fuzz_dirid, content, len, out, &outlen);
 	FUZZ_CHECK(rc == 0 || rc == -EBADMSG);
 	if (rc) {
 		FUZZ_CHECK(outlen == 0 && all_zero(out, sizeof(out)));
+		FUZZ_CHECK(lrc == -EBADMSG);
 		return;
 	}
 	FUZZ_CHECK(outlen >= 1 && outlen <= NAMES_NAME_MAX &&
@@ -74,8 +84,11 @@ static void sidecar(const char *s, size_t size)
 	/* canonical: the content is the one full stored name of the name */
 	FUZZ_CHECK(strlen(full) == len && !memcmp(full, content, len));
 	FUZZ_CHECK(is_long == (len > NAMES_STORED_MAX));
-	if (len <= NAMES_STORED_MAX)
-		return; /* the reader refuses it: stored inline, not here */
+	if (len <= NAMES_STORED_MAX) {
+		/* stored inline, never in a sidecar */
+		FUZZ_CHECK(lrc == -EBADMSG);
+		return;
+	}
 	/*
 	 * FORMAT.md 4.3's reader then checks that the sidecar's V is the
 	 * entry's. That alone must tell whether the entry is the one
@@ -86,6 +99,10 @@ static void sidecar(const char *s, size_t size)
 	FUZZ_CHECK(ref_b64_decode(vc, sizeof(vc), content, len) > 16 &&
 		   ref_b64_decode(ve, sizeof(ve), entry + 11, 22) == 16);
 	FUZZ_CHECK(!memcmp(vc, ve, 16) == !strcmp(stored, entry));
+	/* names_decrypt_long() is that reader */
+	FUZZ_CHECK((lrc == 0) == !strcmp(stored, entry));
+	if (lrc == 0)
+		FUZZ_CHECK(loutlen == outlen && !strcmp(lout, out));
 }
 
 static void check_target_encrypts_to(const char *t, size_t n,
@@ -145,6 +162,44 @@ static void stored_target(const char *s, size_t len)
 		   -EBADMSG);
 }
 
+static void target_ref(const char *s, size_t size)
+{
+	static char out[4096], rout[4096], content[NAMES_TARGET_MAX];
+	static char stored[NAMES_TARGET_MAX], full[NAMES_TARGET_MAX];
+	char ref[64];
+	size_t len, outlen, routlen = 12345;
+	bool is_long;
+	int rc, rrc;
+
+	if (size < 22)
+		return;
+	snprintf(ref, sizeof(ref), "%s%.22s", NAMES_LINK_PREFIX, s);
+	if (strlen(ref) != 33 || !names_is_link_ref(ref))
+		return;
+	/* do_readlink() reads at most NAMES_TARGET_MAX - 1 bytes */
+	len = size - 22 < sizeof(content) - 1 ? size - 22 : sizeof(content) - 1;
+	memcpy(content, s + 22, len);
+	content[len] = '\0';
+	memset(rout, 0x5a, sizeof(rout));
+	rrc = names_decrypt_target_ref(ctx(), ref, content, len, rout,
+				       &routlen);
+	FUZZ_CHECK(rrc == 0 || rrc == -EBADMSG);
+	if (rrc)
+		FUZZ_CHECK(routlen == 0 && all_zero(rout, sizeof(rout)));
+	rc = names_decrypt_target(ctx(), content, len, out, &outlen);
+	if (rc) {
+		FUZZ_CHECK(rrc == -EBADMSG);
+		return;
+	}
+	FUZZ_CHECK(names_encrypt_target(ctx(), out, outlen, stored, full,
+					&is_long) == 0);
+	FUZZ_CHECK(strlen(full) == len && !memcmp(full, content, len));
+	/* only a target too long for a symlink, and only under its V */
+	FUZZ_CHECK((rrc == 0) == (is_long && !strcmp(stored, ref)));
+	if (rrc == 0)
+		FUZZ_CHECK(routlen == outlen && !strcmp(rout, out));
+}
+
 static void plain_target(const char *t, size_t len)
 {
 	static char stored[NAMES_TARGET_MAX], full[NAMES_TARGET_MAX];
@@ -171,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] & 3) {
 	case 0:
 		sidecar(s, size - 1);
 		break;
@@ -180,6 +235,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 2:
 		plain_target(s, size - 1);
+		break;
+	case 3:
+		target_ref(s, size - 1);
 		break;
 	}
 	return 0;

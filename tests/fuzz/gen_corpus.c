@@ -174,6 +174,7 @@ static void gen_longname(void)
 {
 	static const size_t tlens[] = { 1, 16, 3040, 3041, 4095 };
 	static char t[4200], stored[NAMES_TARGET_MAX], full[NAMES_TARGET_MAX];
+	static char big[NAMES_TARGET_MAX + 64];
 	char name[300], s[NAMES_STORED_MAX + 1], f[NAMES_FULL_MAX];
 	char f2[NAMES_FULL_MAX], s2[NAMES_STORED_MAX + 1], buf[700];
 	char tag[64];
@@ -211,6 +212,23 @@ static void gen_longname(void)
 		snprintf(tag, sizeof(tag), "plain-target-%zu", tlens[i]);
 		put("longname", tag, 2, t, tlens[i]);
 	}
+	/* long targets: the reference's V, then the file's content */
+	fill(t, 3041, 'a');
+	names_encrypt_target(nctx, t, 3041, stored, full, &is_long);
+	snprintf(big, sizeof(big), "%s%s", stored + 11, full);
+	put_str("longname", "ref-3041", 3, big);
+	snprintf(big, sizeof(big), "%s%s\n", stored + 11, full);
+	put_str("longname", "ref-newline", 3, big);
+	memcpy(big, stored + 11, 22);
+	names_encrypt_target(nctx, t, 3040, stored, full, &is_long);
+	snprintf(big + 22, sizeof(big) - 22, "%s", full);
+	put_str("longname", "ref-inline-target", 3, big);
+	fill(t, 4095, 'c');
+	names_encrypt_target(nctx, t, 4095, stored, full, &is_long);
+	snprintf(big + 22, sizeof(big) - 22, "%s", full);
+	put_str("longname", "ref-other-v", 3, big);
+	memcpy(big, stored + 11, 22);
+	put_str("longname", "ref-4095", 3, big);
 	names_encrypt_target(nctx, "../x", 4, stored, full, &is_long);
 	put_str("longname", "target-dotdot", 1, full);
 	full[7] ^= 1;
