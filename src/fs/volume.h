@@ -222,7 +222,7 @@ void vol_close(struct vol *v);
 
 /*
  * vol_key_parse() - read a volume key as printed by vol_key_format():
- * 320 hex digits; spaces, newlines and '-' are ignored.
+ * 320 hex digits; spaces, tabs, CR, LF and '-' are ignored.
  * Return: 0; -EINVAL malformed.
  */
 int vol_key_parse(struct vol_keys *out, const char *text, size_t len);
