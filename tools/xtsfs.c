@@ -222,13 +222,13 @@ static int parse_o(struct opts *o, char *arg)
 			rc = set_pass_opt(o, PASS_EXTPASS, tok + 8);
 			/* strtok_r() moved nothing: same offset in @arg */
 			hide_arg(arg + (tok + 8 - copy), strlen(tok + 8));
-		}
-		else if (!strcmp(tok, "allow_costly_kdf"))
+		} else if (!strcmp(tok, "allow_costly_kdf")) {
 			o->c.allow_costly_kdf = true;
-		else if (!strcmp(tok, "ro") || !strcmp(tok, "rw"))
+		} else if (!strcmp(tok, "ro") || !strcmp(tok, "rw")) {
 			o->readonly = tok[1] == 'o';
-		else if (!mount8_word(tok))
+		} else if (!mount8_word(tok)) {
 			rc = add_opt(&o->fuse_opts, tok);
+		}
 	}
 	free(copy);
 	return rc;
