@@ -172,7 +172,8 @@ teardown() { common_teardown; }
 	run timeout 300 xtsfs -o ro,allow_costly_kdf --passfile "$T/missing" "$T/v" "$T/mnt"
 	[ "$status" -eq 8 ]
 	[[ $output == *"$T/missing"* ]]
-	! mountpoint -q "$T/mnt"
+	run mountpoint -q "$T/mnt"
+	[ "$status" -ne 0 ]
 	# the -o word is ours, not FUSE's: an ordinary volume mounts with it
 	mkvol "$T/w"
 	mount_vol "$T/w" "$T/mw" -o allow_costly_kdf

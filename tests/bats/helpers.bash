@@ -12,9 +12,13 @@ KDF=(--argon2-time 1 --argon2-memory 64 --argon2-lanes 1)
 common_setup() {
 	T=$(mktemp -d /tmp/xtsfs-bats.XXXXXX)
 	MOUNTS=()
-	printf 'correct horse battery\n' >"$T/pass"
-	printf 'second passphrase\n' >"$T/pass2"
-	printf 'wrong\n' >"$T/wrong"
+	# secrets as a careful user keeps them (others' read bits warn)
+	(
+		umask 077
+		printf 'correct horse battery\n' >"$T/pass"
+		printf 'second passphrase\n' >"$T/pass2"
+		printf 'wrong\n' >"$T/wrong"
+	)
 }
 
 common_teardown() {
