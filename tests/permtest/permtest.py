@@ -380,8 +380,10 @@ def setup_cell(d, cell):
     os.chmod(d, cell.dmode)
 
 
-def snapshot(d, cell):
-    """Everything under cell directory @d, as root: {relpath: attributes}."""
+def snapshot(d, cell, dir_atime=True):
+    """Everything under cell directory @d, as root: {relpath: attributes}.
+    Not @dir_atime: a directory's atime is left out (a first snapshot's
+    listing moved it: relatime, as the set atime is older than the mtime)."""
     out = {}
     want_times = cell.op == "utime_set"
     stack = [b""]
@@ -402,9 +404,12 @@ def snapshot(d, cell):
             a["target"] = os.readlink(p)
         if want_times and rel == nm("o", cell.ncls):
             t = (st.st_atime_ns, st.st_mtime_ns)
-            if t == UTIME_NS:
+            want = UTIME_NS
+            if fmt == stat.S_IFDIR and not dir_atime:
+                t, want = t[1:], want[1:]
+            if t == want:
                 a["times"] = "as set"
-            elif any(abs(x - y) < 10**9 for x, y in zip(t, UTIME_NS)):
+            elif any(abs(x - y) < 10**9 for x, y in zip(t, want)):
                 a["times"] = ("near the set times", t)   # rounded or half set
             else:
                 a["times"] = "not set"
@@ -715,13 +720,11 @@ def main(argv=None):
             jobs = [(c.no, paths[c.no], c.op, c.ncls) for c in batch if c.caller == caller]
             if jobs:
                 results.update(run_as(caller, jobs))
-        snaps_b = {}
         bad = set()
         for c in batch:
             r = results[c.no]
             dpath = dict(paths[c.no])
             sa, sb = snapshot(dpath["A"], c), snapshot(dpath["B"], c)
-            snaps_b[c.no] = sb
             lines = []
             if r["A"] != r["B"]:
                 lines.append("result: A %s" % show_steps(r["A"]))
@@ -742,13 +745,17 @@ def main(argv=None):
             remounts += 1
             # what the volume kept, without the kernel's caches
             for c in batch:
-                if c.no in bad:
-                    continue
                 dpath = dict(paths[c.no])
-                lines = diff_snap(snapshot(dpath["A"], c), snaps_b[c.no])
-                if lines:
+                lines = diff_snap(snapshot(dpath["A"], c, dir_atime=False),
+                                  snapshot(dpath["B"], c, dir_atime=False))
+                if c.no not in bad and lines:
                     report(c, results[c.no], dpath,
                            ["after remount: " + x for x in lines])
+                elif c.no in bad and ndiv <= a.max_report:
+                    # the same cell as read back from the volume (no new count)
+                    print("permtest: after remount #%d: %s" % (
+                        c.no, "; ".join(lines) if lines else "A and B agree"),
+                        file=sys.stderr)
         elif not a.keep:
             # the daemon holds a descriptor per inode the kernel knows
             rmtree(roots["A"] + b"/" + bdir)

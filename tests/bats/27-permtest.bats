@@ -1,0 +1,44 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The differential permission tester (tests/permtest/permtest.py): a grid
+# of operations by root, the owner, group members and another user, over
+# modes with sticky, setgid and setuid bits and three name classes, on an
+# allow_other mount and on a plain directory under /tmp (ext4), compared
+# errno for errno and mode bit for mode bit, then again after a remount.
+# Callers are bare numeric uids 61001..61004 (no /etc/passwd entries).
+# XTSFS_PERMTEST_ARGS="--all-names" (or "--filter op=chmod*") changes the
+# selection.
+
+load helpers
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (forks callers with other uids)"
+	common_setup
+	chmod 755 "$T" # mktemp -d made it 0700: the callers must reach both trees
+	chmod 600 "$T"/pass*
+	mkdir -m 755 "$T/ref"
+}
+teardown() { common_teardown; }
+
+# run_permtest [mkfs args...]: a fresh volume mounted with allow_other,
+# the whole grid against $T/ref, remounting after each batch.
+run_permtest() {
+	mkvol "$T/c" "$@"
+	mount_vol "$T/c" "$T/m" -o allow_other
+	chmod 755 "$T/m"
+	run python3 "$BATS_TEST_DIRNAME/../permtest/permtest.py" \
+		--a "$T/m/p" --b "$T/ref/p" ${XTSFS_PERMTEST_ARGS:-} \
+		--remount-cmd "fusermount3 -u '$T/m' && '$BIN/xtsfs' --passfile '$T/pass' -o allow_other '$T/c' '$T/m'"
+	echo "$output"
+	echo "# $(echo "$output" | tail -1)" >&3
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" 0 divergences"* ]]
+}
+
+@test "permissions: the grid of ops, callers, modes and name classes matches ext4" {
+	run_permtest
+}
+
+@test "permissions: the same grid on a plaintext-names volume" {
+	run_permtest --plaintext-names
+}
