@@ -962,8 +962,16 @@ static int caller_may_delete(fuse_req_t req, int dirfd, const char *stored)
 	return st.st_uid == ctx->uid || d.st_uid == ctx->uid ? 0 : -EPERM;
 }
 
-/* Give a new lower object to the caller, as the kernel would have. */
-static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
+/*
+ * Give a new lower object, made with @mode, to the caller, as the kernel
+ * would have. The chown clears set-user-ID and set-group-ID bits of
+ * what is not a directory (chown_common kills them even for root), but
+ * the caller asked for them at creation, where ext4 keeps them (the VFS
+ * has already dropped a set-group-ID bit the caller may not set): put
+ * them back.
+ */
+static void own_by_caller(fuse_req_t req, int dirfd, const char *stored,
+			  mode_t mode)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct stat dir;
@@ -975,7 +983,50 @@ static void own_by_caller(fuse_req_t req, int dirfd, const char *stored)
 	if (fstatat(dirfd, "", &dir, AT_EMPTY_PATH) == 0 &&
 	    (dir.st_mode & S_ISGID))
 		gid = (gid_t)-1;
-	(void)!fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW);
+	if (fchownat(dirfd, stored, ctx->uid, gid, AT_SYMLINK_NOFOLLOW) != 0)
+		return;
+	if ((mode & (S_ISUID | S_ISGID)) && !S_ISDIR(mode) && !S_ISLNK(mode))
+		(void)fchmodat(dirfd, stored, mode & 07777, 0);
+}
+
+/*
+ * After a write, truncate or chown by the caller of @req of regular file
+ * @in, whose mode was @mode and group @gid before it: clear the
+ * set-user-ID and set-group-ID bits as the VFS does on ext4
+ * (should_remove_suid, setattr_should_drop_sgid). A caller other than
+ * root loses S_ISUID, and S_ISGID if the file is group-executable or the
+ * caller is not in its group. The kernel clears them itself before such
+ * requests, but by the older rule (S_ISGID only when group-executable),
+ * and for open(O_TRUNC) not at all: the daemon truncates there
+ * (atomic_o_trunc) and the kernel's mode change is dropped with the
+ * truncation it skips.
+ */
+static void kill_priv(fuse_req_t req, const struct xinode *in, mode_t mode,
+		      gid_t gid)
+{
+	mode_t kill = 0;
+	char path[64];
+
+	if (fuse_req_ctx(req)->uid == 0 || !S_ISREG(mode) ||
+	    !(mode & (S_ISUID | S_ISGID)))
+		return;
+	if (mode & S_ISUID)
+		kill |= S_ISUID;
+	if ((mode & S_ISGID) && ((mode & S_IXGRP) || !caller_in_group(req, gid)))
+		kill |= S_ISGID;
+	if (!kill)
+		return;
+	proc_path(path, in->fd);
+	(void)chmod(path, mode & 07777 & ~kill);
+}
+
+/* kill_priv() for what the lower file @fd (of @in) is now. */
+static void kill_priv_fd(fuse_req_t req, const struct xinode *in, int fd)
+{
+	struct stat st;
+
+	if (fuse_req_ctx(req)->uid != 0 && fstat(fd, &st) == 0)
+		kill_priv(req, in, st.st_mode, st.st_gid);
 }
 
 static int new_dirid(struct xfs *fs, int dirfd)
@@ -1036,7 +1087,7 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 			goto out;
 		}
 	}
-	own_by_caller(req, dir->fd, ln.stored);
+	own_by_caller(req, dir->fd, ln.stored, S_IFDIR | mode);
 	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, true);
@@ -1083,7 +1134,7 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 			sidecar_drop(dir, &ln);
 		goto out;
 	}
-	own_by_caller(req, dir->fd, ln.stored);
+	own_by_caller(req, dir->fd, ln.stored, mode);
 	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
@@ -1144,7 +1195,7 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 			sidecar_drop(dir, &ln);
 		goto out;
 	}
-	own_by_caller(req, dir->fd, ln.stored);
+	own_by_caller(req, dir->fd, ln.stored, S_IFLNK);
 	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err)
 		undo_make(dir, &ln, false);
@@ -1470,7 +1521,7 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (err)
 		goto out;
 	if (flags & RENAME_WHITEOUT) {
-		own_by_caller(req, d1->fd, l1.stored); /* as ext4 makes it */
+		own_by_caller(req, d1->fd, l1.stored, S_IFCHR); /* as ext4 */
 		goto out;
 	}
 	/* names stay with their slots; only a moved-away long name drops */
@@ -1656,9 +1707,16 @@ static void xfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct xfs *fs = xfs_of(req);
 	struct xinode *in = inode_of(fs, ino);
-	struct stat st;
+	struct stat st, before;
+	bool kill = in->type == S_IFREG && fuse_req_ctx(req)->uid != 0 &&
+		    (valid & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID |
+			      FUSE_SET_ATTR_GID)) &&
+		    fstatat(in->fd, "", &before, AT_EMPTY_PATH) == 0;
 	int err = do_setattr(fs, in, attr, valid, fi);
 
+	/* by the group the file had before a chown (kill_priv) */
+	if (!err && kill && fstatat(in->fd, "", &st, AT_EMPTY_PATH) == 0)
+		kill_priv(req, in, st.st_mode, before.st_gid);
 	if (!err)
 		err = stat_inode(fs, in, &st);
 	if (err)
@@ -1757,6 +1815,8 @@ static void xfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -err);
 		return;
 	}
+	if (fi->flags & O_TRUNC)
+		kill_priv_fd(req, in, fd);
 	fuse_reply_open(req, fi);
 }
 
@@ -1804,7 +1864,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		goto fail;
 	}
 	if (made)
-		own_by_caller(req, dir->fd, ln.stored);
+		own_by_caller(req, dir->fd, ln.stored, S_IFREG | mode);
 	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err) {
 		if (made)
@@ -1821,6 +1881,8 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 		goto fail;
 	}
+	if (!made && (fi->flags & O_TRUNC))
+		kill_priv_fd(req, in, fd);
 	/* the header was just written: report the (empty) size again */
 	(void)stat_inode(fs, in, &e.attr);
 	fuse_reply_create(req, &e, fi);
@@ -1914,6 +1976,7 @@ static void xfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, -err);
 		return;
 	}
+	kill_priv(req, in, before.st_mode, before.st_gid);
 	n = content_write(fs->xts, h->fd, &in->hdr, &ps, (const uint8_t *)buf,
 			  size, (uint64_t)off, fs->write_flags);
 	keep_mtime(fs, h->fd, &before);
