@@ -39,6 +39,24 @@ static inline __attribute__((unused)) void fuzz_key(uint8_t *key, size_t len,
 		key[i] = (uint8_t)(17 * n + 3 * i + 1);
 }
 
+#ifdef XTSFS_NAMES_H
+/* The names key of the names targets (fixed key 1), made once. */
+static inline __attribute__((unused)) struct names_ctx *fuzz_names_ctx(void)
+{
+	static struct names_ctx *c;
+	uint8_t key[64];
+
+	if (!c) {
+		fuzz_key(key, sizeof(key), 1);
+		if (names_ctx_new(&c, key)) {
+			fprintf(stderr, "names_ctx_new failed (ulimit -l?)\n");
+			exit(2);
+		}
+	}
+	return c;
+}
+#endif
+
 /* the dirid the names targets use, and one more that must not open them */
 static const uint8_t fuzz_dirid[16] __attribute__((unused)) = {
 	0x64, 0x69, 0x72, 0x69, 0x64, 0x2d, 0x66, 0x75,

@@ -14,24 +14,15 @@
  */
 #include <errno.h>
 
-#include "fuzz_common.h"
 #include "names.h"
+#include "fuzz_common.h"
 
 #define B64_MAX 8192
 
+/* the shared names key (fuzz_common.h) */
 static struct names_ctx *ctx(void)
 {
-	static struct names_ctx *c;
-	uint8_t key[64];
-
-	if (!c) {
-		fuzz_key(key, sizeof(key), 1);
-		if (names_ctx_new(&c, key)) {
-			fprintf(stderr, "names_ctx_new failed (ulimit -l?)\n");
-			exit(2);
-		}
-	}
-	return c;
+	return fuzz_names_ctx();
 }
 
 static bool legal_name(const char *s, size_t n)
