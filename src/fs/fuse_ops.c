@@ -11,6 +11,8 @@
  */
 #include "xfs.h"
 
+#include "log.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -98,12 +100,9 @@ static bool holes_seekable(unsigned long type)
 
 /* struct xinode - one lower object the kernel knows. */
 struct xinode {
-	struct xinode *next;       /* hash chain; table_lock */
+	struct itable_node node;   /* first: (0, st_dev, st_ino), kernel refs */
 	int fd;                    /* O_PATH | O_NOFOLLOW of the lower object */
-	dev_t dev;                 /* lower identity ... */
-	ino_t ino;                 /* ... the table key */
 	mode_t type;               /* S_IFMT bits */
-	uint64_t nlookup;          /* kernel references; table_lock */
 	pthread_mutex_t meta_lock; /* dirid and header loading */
 	bool dirid_ok;             /* dirid[] is loaded; meta_lock */
 	uint8_t dirid[NAMES_DIRID_SIZE]; /* directories; meta_lock */
@@ -137,74 +136,20 @@ struct xdir {
 	char buf[32768];           /* what getdents64 returned */
 };
 
-static bool log_syslog;
-
 /* see xfs.h */
 void xfs_log_to_syslog(void)
 {
-	log_syslog = true;
-}
-
-/*
- * Copy @in to @out (@size bytes, NUL-terminated, truncated) with every
- * byte that is not printable ASCII written as \xHH and '\' as \\. Log
- * lines carry lower names, which whoever can write the cipher directory
- * chose: a raw newline would forge a second log line, an ESC sequence
- * would drive the terminal of whoever reads the log.
- */
-static void log_escape(char *out, size_t size, const char *in)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (; *in && o + 5 <= size; in++) {
-		unsigned char c = (unsigned char)*in;
-
-		if (c == '\\') {
-			out[o++] = '\\';
-			out[o++] = '\\';
-		} else if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	out[o] = '\0';
+	xlog_to_syslog();
 }
 
 /* see xfs.h */
 void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static time_t window;
-	static int count;
-	char raw[1024], msg[4 * sizeof(raw) + 1], mnt[1024];
-	time_t now = time(NULL);
 	va_list ap;
 
-	/* at most 20 lines a second: a corrupt tree must not flood the log */
-	pthread_mutex_lock(&lock);
-	if (now != window) {
-		window = now;
-		count = 0;
-	}
-	if (++count > 20) {
-		pthread_mutex_unlock(&lock);
-		return;
-	}
-	pthread_mutex_unlock(&lock);
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	xlog_v(fs->mountpoint, prio, fmt, ap);
 	va_end(ap);
-	log_escape(msg, sizeof(msg), raw);
-	log_escape(mnt, sizeof(mnt), fs->mountpoint);
-	if (log_syslog)
-		syslog(prio, "%s: %s", mnt, msg);
-	else
-		fprintf(stderr, "xtsfs: %s: %s\n", mnt, msg);
 }
 
 static struct xfs *xfs_of(fuse_req_t req)
@@ -223,39 +168,11 @@ static void proc_path(char buf[64], int fd)
 	snprintf(buf, 64, "/proc/self/fd/%d", fd);
 }
 
-/* ---- the inode table ---------------------------------------------------- */
+/* ---- the inode table (itable.h) ------------------------------------------ */
 
-static size_t bucket(const struct xfs *fs, dev_t dev, ino_t ino)
+static struct xinode *xinode_of(struct itable_node *n)
 {
-	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev;
-
-	return (size_t)(h >> 20) & (fs->table_size - 1);
-}
-
-static void table_grow(struct xfs *fs)
-{
-	size_t nsize = fs->table_size * 2;
-	struct xinode **nt = calloc(nsize, sizeof(*nt));
-
-	if (!nt)
-		return; /* keep the old, slower table */
-	for (size_t i = 0; i < fs->table_size; i++) {
-		struct xinode *in = fs->table[i], *next;
-
-		for (; in; in = next) {
-			size_t b;
-
-			next = in->next;
-			fs->table_size = nsize;
-			b = bucket(fs, in->dev, in->ino);
-			fs->table_size = nsize / 2;
-			in->next = nt[b];
-			nt[b] = in;
-		}
-	}
-	free(fs->table);
-	fs->table = nt;
-	fs->table_size = nsize;
+	return (struct xinode *)(void *)n; /* node is the first member */
 }
 
 static struct xinode *inode_new(int fd, const struct stat *st)
@@ -265,8 +182,8 @@ static struct xinode *inode_new(int fd, const struct stat *st)
 	if (!in)
 		return NULL;
 	in->fd = fd;
-	in->dev = st->st_dev;
-	in->ino = st->st_ino;
+	in->node.k1 = st->st_dev; /* kind 0: a lower object */
+	in->node.k2 = st->st_ino;
 	in->type = st->st_mode & S_IFMT;
 	pthread_mutex_init(&in->meta_lock, NULL);
 	pthread_rwlock_init(&in->lock, NULL);
@@ -283,27 +200,24 @@ static void inode_free(struct xinode *in)
 	free(in);
 }
 
+static void inode_free_node(struct itable_node *n)
+{
+	inode_free(xinode_of(n));
+}
+
 /* The inode of lower object (@dev, @ino) with one more reference, or NULL. */
 static struct xinode *inode_ref(struct xfs *fs, dev_t dev, ino_t ino)
 {
-	struct xinode *in;
+	struct itable_node *n = itable_ref(&fs->inodes, 0, dev, ino);
 
-	pthread_mutex_lock(&fs->table_lock);
-	for (in = fs->table[bucket(fs, dev, ino)]; in; in = in->next)
-		if (in->dev == dev && in->ino == ino)
-			break;
-	if (in)
-		in->nlookup++;
-	pthread_mutex_unlock(&fs->table_lock);
-	return in;
+	return n ? xinode_of(n) : NULL;
 }
 
 /* One more reference to @in, which the caller holds one on already. */
 static void inode_hold(struct xfs *fs, struct xinode *in)
 {
-	pthread_mutex_lock(&fs->table_lock);
-	in->nlookup++;
-	pthread_mutex_unlock(&fs->table_lock);
+	if (in != fs->root)
+		itable_hold(&fs->inodes, &in->node);
 }
 
 /*
@@ -312,55 +226,22 @@ static void inode_hold(struct xfs *fs, struct xinode *in)
  */
 static struct xinode *inode_get(struct xfs *fs, int fd, const struct stat *st)
 {
-	struct xinode *in;
-	size_t b;
+	struct xinode *in = inode_new(fd, st), *got;
 
-	pthread_mutex_lock(&fs->table_lock);
-	b = bucket(fs, st->st_dev, st->st_ino);
-	for (in = fs->table[b]; in; in = in->next)
-		if (in->dev == st->st_dev && in->ino == st->st_ino)
-			break;
-	if (in) {
-		in->nlookup++;
-		pthread_mutex_unlock(&fs->table_lock);
-		close(fd);
-		return in;
-	}
-	in = inode_new(fd, st);
 	if (!in) {
-		pthread_mutex_unlock(&fs->table_lock);
 		close(fd);
 		return NULL;
 	}
-	in->nlookup = 1;
-	in->next = fs->table[b];
-	fs->table[b] = in;
-	if (++fs->ninodes > fs->table_size * 2)
-		table_grow(fs);
-	pthread_mutex_unlock(&fs->table_lock);
-	return in;
+	got = xinode_of(itable_insert(&fs->inodes, &in->node));
+	if (got != in)
+		inode_free(in); /* closes fd: the table had this object */
+	return got;
 }
 
 static void inode_forget(struct xfs *fs, struct xinode *in, uint64_t n)
 {
-	struct xinode **pp;
-
-	if (in == fs->root)
-		return;
-	pthread_mutex_lock(&fs->table_lock);
-	if (in->nlookup > n) {
-		in->nlookup -= n;
-		pthread_mutex_unlock(&fs->table_lock);
-		return;
-	}
-	for (pp = &fs->table[bucket(fs, in->dev, in->ino)]; *pp; pp = &(*pp)->next)
-		if (*pp == in) {
-			*pp = in->next;
-			break;
-		}
-	fs->ninodes--;
-	pthread_mutex_unlock(&fs->table_lock);
-	inode_free(in);
+	if (in != fs->root && itable_forget(&fs->inodes, &in->node, n))
+		inode_free(in);
 }
 
 static void prefetch_dirid(void *ctx, void *item);
@@ -380,17 +261,15 @@ int xfs_init(struct xfs *fs)
 	 * created 0666 come out 0644). Our own files ask for 0444 exactly.
 	 */
 	umask(0);
-	pthread_mutex_init(&fs->table_lock, NULL);
-	fs->table_size = 1024;
-	fs->table = calloc(fs->table_size, sizeof(*fs->table));
-	if (!fs->table)
-		return -ENOMEM;
+	err = itable_init(&fs->inodes, 1024);
+	if (err)
+		return err;
 	if (fstatat(fs->root_fd, "", &st, AT_EMPTY_PATH) != 0)
 		return -errno;
+	/* the root is never in the table: FUSE_ROOT_ID names it, forever */
 	fs->root = inode_new(fs->root_fd, &st);
 	if (!fs->root)
 		return -ENOMEM;
-	fs->root->nlookup = 2;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	fs->root->dirid_ok = true;
 	fstype = lower_fs_type(fs->root_fd);
@@ -426,15 +305,7 @@ void xfs_destroy(struct xfs *fs)
 	if (err)
 		xfs_log(fs, LOG_ERR, "cannot sync the cipher directory: %s",
 			strerror(-err));
-	for (size_t i = 0; i < fs->table_size; i++) {
-		struct xinode *in = fs->table[i], *next;
-
-		for (; in; in = next) {
-			next = in->next;
-			inode_free(in);
-		}
-	}
-	free(fs->table);
+	itable_destroy(&fs->inodes, inode_free_node);
 	if (fs->root)
 		inode_free(fs->root); /* closes root_fd */
 	fs->root = NULL;
@@ -550,7 +421,7 @@ static int dirid_load(struct xfs *fs, struct xinode *dir, uint8_t out[16],
 				xfs_log(fs, LOG_ERR, "directory (lower inode "
 					"%llu): %s missing or damaged: its names "
 					"cannot be decrypted",
-					(unsigned long long)dir->ino,
+					(unsigned long long)dir->node.k2,
 					NAMES_DIRID_FILE);
 			err = -EIO;
 		}
@@ -777,7 +648,7 @@ static int do_lookup_stored(struct xfs *fs, struct xinode *dir,
 	 * the lower filesystem.
 	 */
 	if (listed_reg) {
-		in = inode_ref(fs, dir->dev, listed_reg);
+		in = inode_ref(fs, dir->node.k1, listed_reg);
 	} else {
 		if (fstatat(dir->fd, stored, &e->attr, AT_SYMLINK_NOFOLLOW))
 			return -errno;
@@ -1270,7 +1141,7 @@ static void xfs_readlink(fuse_req_t req, fuse_ino_t ino)
 
 	if (err == -EIO)
 		xfs_log(fs, LOG_ERR, "symlink (lower inode %llu): target "
-			"cannot be decrypted", (unsigned long long)in->ino);
+			"cannot be decrypted", (unsigned long long)in->node.k2);
 	if (err)
 		fuse_reply_err(req, -err);
 	else
@@ -1595,7 +1466,7 @@ static int header_get(struct xfs *fs, struct xinode *in, int fd, bool create)
 		else if (err == -EIO)
 			xfs_log(fs, LOG_ERR, "file (lower inode %llu): header "
 				"corrupt or truncated",
-				(unsigned long long)in->ino);
+				(unsigned long long)in->node.k2);
 	}
 	pthread_mutex_unlock(&in->meta_lock);
 	return err;
@@ -1913,7 +1784,7 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		pthread_rwlock_unlock(&in->lock);
 		if (err == -EIO)
 			xfs_log(fs, LOG_ERR, "file (lower inode %llu): too "
-				"short for its header", (unsigned long long)in->ino);
+				"short for its header", (unsigned long long)in->node.k2);
 		fuse_reply_err(req, -err);
 		return;
 	}
@@ -1933,7 +1804,7 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (n < 0) {
 		if (n == -EIO)
 			xfs_log(fs, LOG_ERR, "file (lower inode %llu): corrupt "
-				"data near offset %lld", (unsigned long long)in->ino,
+				"data near offset %lld", (unsigned long long)in->node.k2,
 				(long long)off);
 		fuse_reply_err(req, (int)-n);
 	} else {
@@ -2233,7 +2104,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			if (rc < 0)
 				xfs_log(fs, LOG_WARNING, "directory (lower inode "
 					"%llu): entry %s cannot be decrypted; "
-					"skipped", (unsigned long long)dir->ino,
+					"skipped", (unsigned long long)dir->node.k2,
 					d->entry->d_name);
 			d->entry = NULL;
 			d->offset = next;

@@ -24,6 +24,7 @@
 #include "bdi.h"
 #include "content.h"
 #include "durable.h"
+#include "itable.h"
 #include "names.h"
 #include "prefetch.h"
 #include "xts.h"
@@ -49,11 +50,8 @@ struct xfs {
 	struct bdi_tune readahead;    /* applied at the first open */
 	struct durable durable;       /* dirids and sidecars to sync */
 	struct prefetch prefetch;     /* dirids read ahead */
-	struct xinode *root;          /* FUSE_ROOT_ID */
-	pthread_mutex_t table_lock;   /* protects the inode table */
-	struct xinode **table;        /* hash of inodes by (dev, ino) */
-	size_t table_size;            /* buckets, a power of two */
-	size_t ninodes;               /* inodes in the table */
+	struct xinode *root;          /* FUSE_ROOT_ID, not in the table */
+	struct itable inodes;         /* every other inode the kernel knows */
 };
 
 /*
