@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "secmem.h"
+#include "volume.h"
 #include "xts.h"
+
+_Static_assert(PASS_MAX <= VOL_PASS_MAX,
+	       "vol_unlock() must take every passphrase pass_read() gives");
 
 static int parse_u32(const char *arg, uint32_t min, uint32_t max,
 		     uint32_t *out)
@@ -157,6 +161,33 @@ void common_warn_files(const struct common_opts *o, const char *prog)
 	if (o->pass.kind == PASS_FILE)
 		warn_secret_file(prog, "passphrase", o->pass.arg);
 	warn_secret_file(prog, "volume key", o->volume_key_file);
+}
+
+/* see common.h */
+int common_get_pass(void *arg, char *buf, size_t size, size_t *len,
+		    char *err, size_t errlen)
+{
+	const struct common_pass *cp = arg;
+	const struct pass_source autosrc = { .kind = PASS_AUTO };
+	char prompt[4200], *pass = NULL;
+	size_t passlen = 0;
+	int rc;
+
+	snprintf(prompt, sizeof(prompt), "Passphrase for %s: ", cp->dir);
+	rc = pass_read(cp->src ? cp->src : &autosrc, prompt, false, &pass,
+		       &passlen, err, errlen);
+	if (rc)
+		return rc;
+	if (passlen > size) {
+		snprintf(err, errlen, "the passphrase is longer than %zu bytes",
+			 size);
+		rc = -EMSGSIZE;
+	} else {
+		memcpy(buf, pass, passlen);
+		*len = passlen;
+	}
+	pass_free(pass);
+	return rc;
 }
 
 /* see common.h */

@@ -125,6 +125,26 @@ void warn_secret_file(const char *prog, const char *what, const char *path);
 /* common_warn_files() - warn_secret_file() for @o's passfile and key file. */
 void common_warn_files(const struct common_opts *o, const char *prog);
 
+/*
+ * struct common_pass - the get_pass_arg of common_get_pass().
+ * @src: where the passphrase comes from; NULL means PASS_AUTO
+ * @dir: the cipher directory, named in the terminal prompt
+ */
+struct common_pass {
+	const struct pass_source *src;
+	const char *dir;
+};
+
+/*
+ * common_get_pass() - vol_unlock_req.get_pass for the tools: pass_read()
+ * from @arg (a struct common_pass) with the prompt "Passphrase for DIR: ",
+ * no confirmation, copied into @buf and wiped. @err gets pass_read()'s
+ * reason.
+ * Return: 0, or pass_read()'s -errno (-EMSGSIZE if over @size bytes).
+ */
+int common_get_pass(void *arg, char *buf, size_t size, size_t *len,
+		    char *err, size_t errlen);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

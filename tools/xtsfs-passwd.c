@@ -134,6 +134,7 @@ int main(int argc, char **argv)
 	int ret = XTSFS_EXIT_FAILURE;
 	const char *dir, *newfile = NULL;
 	struct vol_unlock_req req = { 0 };
+	struct common_pass cpass;
 	struct vol v = { 0 };
 	char err[512], *pass = NULL;
 	size_t passlen = 0;
@@ -205,7 +206,10 @@ int main(int argc, char **argv)
 	if (dfd < 0)
 		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;
 
-	req.pass = o.pass_given ? &o.pass : NULL;
+	cpass.src = o.pass_given ? &o.pass : NULL;
+	cpass.dir = dir;
+	req.get_pass = common_get_pass;
+	req.get_pass_arg = &cpass;
 	req.volume_key_file = o.volume_key_file;
 	/* With --add, --slot names the destination, not the key to try. */
 	req.slot = act == ACT_ADD ? -1 : slot;

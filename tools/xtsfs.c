@@ -561,6 +561,7 @@ out:
 static int serve(struct opts *o, int report_fd)
 {
 	struct vol_unlock_req req = { 0 };
+	struct common_pass pass;
 	struct vol v = { 0 };
 	struct xfs fs = { 0 };
 	struct xts_ctx *xts = NULL;
@@ -580,7 +581,10 @@ static int serve(struct opts *o, int report_fd)
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		return XTSFS_EXIT_NOVOLUME;
 	}
-	req.pass = o->c.pass_given ? &o->c.pass : NULL;
+	pass.src = o->c.pass_given ? &o->c.pass : NULL;
+	pass.dir = o->cipherdir;
+	req.get_pass = common_get_pass;
+	req.get_pass_arg = &pass;
 	req.volume_key_file = o->c.volume_key_file;
 	req.slot = -1;
 	req.allow_costly_kdf = o->c.allow_costly_kdf;

@@ -677,15 +677,32 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 		if (rc)
 			return rc;
 	}
-	{
-		char prompt[4200];
-		struct pass_source autosrc = { .kind = PASS_AUTO };
-
-		snprintf(prompt, sizeof(prompt), "Passphrase for %s: ", dirpath);
-		rc = pass_read(req->pass ? req->pass : &autosrc, prompt, false,
-			       &pass, &passlen, err, errlen);
-		if (rc)
-			return -ENOKEY; /* @err already says why */
+	if (!req->get_pass) {
+		snprintf(err, errlen, "%s: no passphrase given", dirpath);
+		return -ENOKEY;
+	}
+	pass = secmem_alloc(VOL_PASS_MAX);
+	if (!pass) {
+		snprintf(err, errlen, "cannot lock memory for the passphrase: "
+			 "%s (see ulimit -l)", strerror(errno));
+		return -ENOKEY;
+	}
+	if (errlen)
+		err[0] = '\0';
+	rc = req->get_pass(req->get_pass_arg, pass, VOL_PASS_MAX, &passlen,
+			   err, errlen);
+	if (!rc && (passlen == 0 || passlen > VOL_PASS_MAX)) {
+		snprintf(err, errlen, "%s: the passphrase source gave %zu "
+			 "bytes (1..%d allowed)", dirpath, passlen,
+			 VOL_PASS_MAX);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		secmem_free(pass);
+		if (errlen && !err[0])
+			snprintf(err, errlen, "%s: no passphrase: %s", dirpath,
+				 strerror(-rc));
+		return -ENOKEY; /* @err says why */
 	}
 	rc = -EACCES;
 	for (int i = 0; i < VOL_MAX_SLOTS && rc == -EACCES; i++) {
@@ -702,7 +719,7 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 		if (!rc)
 			v->slot = i;
 	}
-	pass_free(pass);
+	secmem_free(pass); /* wipes it */
 	if (rc == -EACCES && nskipped) {
 		snprintf(err, errlen, "%s: wrong passphrase (no key slot opens "
 			 "with it; %d slot%s too costly for this machine %s not "

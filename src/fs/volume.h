@@ -2,7 +2,8 @@
 /*
  * volume.h - the volume header: its on-disk form (doc/FORMAT.md section 2),
  * key slots, atomic rewrites, and unlocking. No FUSE, no terminal: the
- * tools and the daemon call these and print the messages.
+ * tools and the daemon call these, supply the passphrase (through
+ * vol_unlock_req.get_pass) and print the messages.
  *
  * On disk: CIPHERDIR/xtsfs.volume, 8192 bytes = two identical 4096-byte
  * copies. Each copy carries a CRC-32C (checked first, to tell corruption
@@ -18,7 +19,6 @@
 #include <stdint.h>
 
 #include "kdf.h"
-#include "passphrase.h"
 
 #define VOL_FILE_NAME "xtsfs.volume"
 #define VOL_TMP_NAME "xtsfs.volume.tmp"
@@ -165,11 +165,31 @@ int vol_slot_open(const struct vol_header *h, int slot, const char *pass,
 /* vol_slot_count() - number of active slots. */
 int vol_slot_count(const struct vol_header *h);
 
+#define VOL_PASS_MAX 4096 /* bytes in a passphrase vol_unlock() takes */
+
 /*
  * struct vol_unlock_req - how to unlock.
  */
 struct vol_unlock_req {
-	const struct pass_source *pass;  /* passphrase source, or NULL */
+	/*
+	 * Supplies the passphrase to try; NULL, with no volume_key_file,
+	 * fails with -ENOKEY. Called at most once per vol_unlock(), and
+	 * only once the header has been read and a key slot is worth trying
+	 * (after the cost check below), so that a missing or hostile header
+	 * fails before anyone is asked for a passphrase.
+	 * @arg:    get_pass_arg
+	 * @buf:    @size (VOL_PASS_MAX) bytes of locked memory: write the
+	 *          passphrase there, no NUL needed; vol_unlock() wipes it
+	 * @len:    its length in bytes, 1..@size
+	 * @err:    on failure, a one-line reason (never the passphrase);
+	 *          vol_unlock() passes it on as its own @err
+	 * @errlen: size of @err
+	 * Return: 0, or a negative errno (vol_unlock() then fails with
+	 * -ENOKEY, whatever it was).
+	 */
+	int (*get_pass)(void *arg, char *buf, size_t size, size_t *len,
+			char *err, size_t errlen);
+	void *get_pass_arg;              /* passed to get_pass */
 	const char *volume_key_file;     /* raw volume key (hex), or NULL */
 	int slot;                        /* only this slot; -1 = any */
 	/*
@@ -184,7 +204,7 @@ struct vol_unlock_req {
 	 * can pay (memory beyond a fraction of its RAM, or an estimated
 	 * time far above the calibration target). Without it such slots are
 	 * skipped, and if no other slot is left vol_unlock() fails with
-	 * -E2BIG before any passphrase is read: the header's costs are not
+	 * -E2BIG before get_pass is called: the header's costs are not
 	 * authenticated before unlock, so whoever can write the cipher
 	 * directory could set them (the tools' --allow-costly-kdf).
 	 */
@@ -203,16 +223,17 @@ struct vol {
 
 /*
  * vol_unlock() - the unlock path of every command: read the header at
- * @dirfd, get the passphrase (or volume key), try the slots, then verify
- * the header MAC under the unwrapped header key.
+ * @dirfd, judge the slots' costs, get the passphrase from req->get_pass
+ * (or read the volume key file), try the slots, then verify the header
+ * MAC under the unwrapped header key. Reads no terminal, prints nothing.
  * @err: a one-line reason on failure, naming @dirpath.
  * Return: 0; -ENOENT no header; -EBADMSG both copies corrupt;
  * -EPROTONOSUPPORT unsupported version; -EINVAL absurd values; -EACCES
  * wrong passphrase or volume key; -EKEYREJECTED the header fails
  * authentication (edited by someone without the key); -ENOKEY no
- * passphrase could be read (pass_read() failed); -E2BIG every active
- * slot costs far more than this machine can pay (req->allow_costly_kdf
- * not set); other -errno.
+ * passphrase (req->get_pass failed or is NULL) or an unusable volume key
+ * file; -E2BIG every active slot costs far more than this machine can
+ * pay (req->allow_costly_kdf not set); other -errno.
  */
 int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	       struct vol *out, char *err, size_t errlen);

@@ -4,7 +4,9 @@
  * of corruptions (one generator each) with the error every one must give,
  * the MAC against downgrades, key slots, the volume-key text format, and
  * the file level (two copies, truncation, stale temp files, fallbacks),
- * the unlock path's refusal of slots too costly for this machine, and
+ * the unlock path (the passphrase asked for once, through get_pass, and
+ * only when a slot is worth trying; a failing source), its refusal of
+ * slots too costly for this machine, and
  * planted special files (FIFO, device, directory, huge) as the header or
  * the volume key file, each refused without blocking.
  */
@@ -245,6 +247,36 @@ static void note_try_slot(void *arg, int slot, const struct kdf_params *kdf)
 	*tried |= 1u << slot;
 }
 
+/*
+ * struct test_pass - the get_pass_arg of test_get_pass(): what it gives,
+ * and how often vol_unlock() asked.
+ */
+struct test_pass {
+	const char *pass;  /* the passphrase; NULL: fail with @rc */
+	size_t len;        /* its length; 0: strlen(@pass) */
+	int rc;            /* returned when @pass is NULL */
+	int calls;         /* calls so far */
+	size_t size;       /* the buffer size of the last call */
+};
+
+/* vol_unlock() get_pass: @arg's passphrase, or its error and a reason. */
+static int test_get_pass(void *arg, char *buf, size_t size, size_t *len,
+			 char *err, size_t errlen)
+{
+	struct test_pass *t = arg;
+
+	t->calls++;
+	t->size = size;
+	if (!t->pass) {
+		snprintf(err, errlen, "test source: no passphrase");
+		return t->rc;
+	}
+	*len = t->len ? t->len : strlen(t->pass);
+	if (*len <= size) /* else vol_unlock() must refuse it */
+		memcpy(buf, t->pass, *len);
+	return 0;
+}
+
 static void check_files(void)
 {
 	char dir[] = "/tmp/xtsfs-test-volume-XXXXXX";
@@ -316,19 +348,19 @@ static void check_files(void)
 	/* the unlock path, with a passphrase file */
 	{
 		struct vol v;
-		struct pass_source src = { PASS_FILE, NULL };
+		struct test_pass tp = { .pass = "correct horse" };
 		unsigned int tried = 0;
 		struct vol_unlock_req req = {
-			.pass = &src, .slot = -1, .on_try_slot = note_try_slot,
+			.get_pass = test_get_pass, .get_pass_arg = &tp,
+			.slot = -1, .on_try_slot = note_try_slot,
 			.on_try_slot_arg = &tried,
 		};
-		char err[512], pf[300];
+		char err[512];
 
-		snprintf(pf, sizeof(pf), "%s/pass", dir);
-		src.arg = pf;
-		write_file(AT_FDCWD, pf, (const uint8_t *)"correct horse\n", 14);
 		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == 0,
 		      "unlock: %s", err);
+		CHECK(tp.calls == 1 && tp.size == VOL_PASS_MAX,
+		      "get_pass: %d calls, size %zu", tp.calls, tp.size);
 		CHECK(v.slot == 0 && v.keys && !memcmp(v.keys, keys,
 						       sizeof(*keys)), "keys");
 		CHECK(tried == 1u << 0, "on_try_slot: slots %#x", tried);
@@ -339,14 +371,75 @@ static void check_files(void)
 				     keys) == 0, "store slot 5");
 		CHECK(vol_write(dfd, &h, keys) == 0, "write with slot 5");
 		tried = 0;
-		write_file(AT_FDCWD, pf, (const uint8_t *)"wrong\n", 6);
+		tp = (struct test_pass){ .pass = "wrong" };
 		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
 			      -EACCES, "wrong passphrase");
 		CHECK(strstr(err, "wrong passphrase") && strstr(err, dir),
 		      "message: %s", err);
 		CHECK(tried == (1u << 0 | 1u << 5), "on_try_slot: slots %#x",
 		      tried);
-		unlink(pf);
+		/* asked once for both slots */
+		CHECK(tp.calls == 1, "get_pass: %d calls", tp.calls);
+		/* a prefix of the passphrase, given by length, is wrong */
+		tried = 0;
+		tp = (struct test_pass){ .pass = "correct horse", .len = 12 };
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -EACCES, "prefix accepted");
+		/* the source fails: -ENOKEY, its reason, no slot tried */
+		tried = 0;
+		tp = (struct test_pass){ .rc = -ENOENT };
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -ENOKEY && v.keys == NULL, "source failed");
+		CHECK(!strcmp(err, "test source: no passphrase"),
+		      "message: %s", err);
+		CHECK(tried == 0 && tp.calls == 1, "tried %#x", tried);
+		/* the source gives 0 or more than VOL_PASS_MAX bytes */
+		tp = (struct test_pass){ .pass = "x", .len = VOL_PASS_MAX + 1 };
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -ENOKEY && strstr(err, dir), "too long: %s", err);
+		tp = (struct test_pass){ .pass = "" };
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -ENOKEY && strstr(err, "0 bytes"), "empty: %s",
+		      err);
+		CHECK(tried == 0, "tried %#x", tried);
+		/* no source at all */
+		req.get_pass = NULL;
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -ENOKEY && strstr(err, "no passphrase"),
+		      "no source: %s", err);
+		req.get_pass = test_get_pass;
+		/* a passphrase of VOL_PASS_MAX bytes opens its slot */
+		{
+			static char big[VOL_PASS_MAX];
+
+			memset(big, 'p', sizeof(big));
+			CHECK(vol_slot_store(&h, 6, big, sizeof(big),
+					     &h.slots[0].kdf, keys) == 0,
+			      "store slot 6");
+			CHECK(vol_write(dfd, &h, keys) == 0, "write slot 6");
+			tp = (struct test_pass){ .pass = big,
+						 .len = sizeof(big) };
+			tried = 0;
+			CHECK(vol_unlock(dfd, dir, &req, &v, err,
+					 sizeof(err)) == 0 && v.slot == 6,
+			      "VOL_PASS_MAX bytes: %s", err);
+			vol_close(&v);
+		}
+	}
+	/* no header: fails before asking for a passphrase */
+	unlinkat(dfd, VOL_FILE_NAME, 0);
+	{
+		struct test_pass tp = { .pass = "correct horse" };
+		struct vol_unlock_req req = {
+			.get_pass = test_get_pass, .get_pass_arg = &tp,
+			.slot = -1,
+		};
+		struct vol v;
+		char err[512];
+
+		CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) ==
+			      -ENOENT && tp.calls == 0,
+		      "no header: %d calls: %s", tp.calls, err);
 	}
 	unlinkat(dfd, VOL_FILE_NAME, 0);
 	close(dfd);
@@ -378,12 +471,12 @@ static void check_costly(void)
 {
 	static const struct kdf_params huge = { KDF_T_MAX, KDF_M_MAX,
 						KDF_LANES_MAX };
-	char dir[] = "/tmp/xtsfs-test-costly-XXXXXX", err[512], pf[300];
-	struct pass_source src = { PASS_FILE, pf };
+	char dir[] = "/tmp/xtsfs-test-costly-XXXXXX", err[512];
+	struct test_pass tp = { .pass = "other" };
 	unsigned int tried = 0;
 	struct vol_unlock_req req = {
-		.pass = &src, .slot = -1, .on_try_slot = note_slot,
-		.on_try_slot_arg = &tried,
+		.get_pass = test_get_pass, .get_pass_arg = &tp, .slot = -1,
+		.on_try_slot = note_slot, .on_try_slot_arg = &tried,
 	};
 	struct vol_header h = hdr;
 	struct vol v;
@@ -392,7 +485,6 @@ static void check_costly(void)
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	snprintf(pf, sizeof(pf), "%s/pass", dir);
 	h.slots[0].kdf = huge;
 	CHECK(vol_write(dfd, &h, keys) == 0, "write");
 	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -E2BIG,
@@ -402,10 +494,12 @@ static void check_costly(void)
 	      strstr(err, "16 lanes") && strstr(err, "per slot") &&
 	      strstr(err, "--allow-costly-kdf"), "message: %s", err);
 	CHECK(tried == 0 && v.keys == NULL, "tried %#x", tried);
+	CHECK(tp.calls == 0, "get_pass called before -E2BIG");
 	/* only that slot asked for: the same */
 	req.slot = 0;
 	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -E2BIG,
 	      "--slot 0: %s", err);
+	CHECK(tp.calls == 0, "get_pass called before -E2BIG");
 	req.slot = -1;
 	/* the volume key needs no KDF: unaffected */
 	{
@@ -423,13 +517,12 @@ static void check_costly(void)
 	/* a cheap slot beside it opens; the costly one is never tried */
 	CHECK(vol_slot_store(&h, 5, "other", 5, &tiny, keys) == 0, "store 5");
 	CHECK(vol_write(dfd, &h, keys) == 0, "write with slot 5");
-	write_file(AT_FDCWD, pf, (const uint8_t *)"other\n", 6);
 	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == 0 &&
 	      v.slot == 5, "cheap slot: %s", err);
 	CHECK(tried == 1u << 5, "tried %#x", tried);
 	vol_close(&v);
 	/* a wrong passphrase says a slot was skipped, and how to try it */
-	write_file(AT_FDCWD, pf, (const uint8_t *)"wrong\n", 6);
+	tp = (struct test_pass){ .pass = "wrong" };
 	tried = 0;
 	CHECK(vol_unlock(dfd, dir, &req, &v, err, sizeof(err)) == -EACCES,
 	      "wrong passphrase: %s", err);
@@ -448,7 +541,6 @@ static void check_costly(void)
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 40,
 	      "allow_costly_kdf did not try slot 0: status %#x", status);
-	unlink(pf);
 	unlinkat(dfd, VOL_FILE_NAME, 0);
 	close(dfd);
 	rmdir(dir);
