@@ -23,30 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define U CONTENT_UNIT
-#define H CONTENT_HDR_SIZE
-#define TAIL_MAX 15 /* longest short tail */
-
-static const uint8_t hdr_magic[4] = { 'x', 't', 's', 'f' };
-
-_Static_assert(CONTENT_SLOT_OFF + XTS_BLOCK_SIZE == H, "slot ends the header");
+/* Shorthands for buffer sizes; every offset comes from layout.h. */
+#define U LAYOUT_UNIT_SIZE
+#define H LAYOUT_HDR_SIZE
 
 /* ---- small helpers ---------------------------------------------------- */
-
-/* Length of unit @u in a file of @size bytes (0 if past the end). */
-static uint32_t unit_len(uint64_t size, uint64_t u)
-{
-	uint64_t start = u * U;
-
-	if (start >= size)
-		return 0;
-	return size - start >= U ? U : (uint32_t)(size - start);
-}
-
-static bool has_tail(uint64_t size)
-{
-	return size % U != 0 && size % U <= TAIL_MAX;
-}
 
 static bool all_zero(const uint8_t *p, size_t len)
 {
@@ -197,7 +178,7 @@ static int unit_decrypt(const struct xts_ctx *xts, const uint8_t id[16],
 {
 	uint8_t tw[16], blk[16];
 
-	if (len > TAIL_MAX) {
+	if (!layout_is_tail_len(len)) {
 		if (all_zero(c, len)) {
 			memset(p, 0, len);
 			return 0;
@@ -238,7 +219,7 @@ static void unit_encrypt(const struct xts_ctx *xts, const uint8_t id[16],
 		xts_encrypt_units(xts, c, p, 1, id, u);
 		return;
 	}
-	if (len > TAIL_MAX) {
+	if (!layout_is_tail_len(len)) {
 		xts_unit_tweak(tw, id, u);
 		xts_encrypt_one(xts, c, p, len, tw);
 		return;
@@ -254,12 +235,12 @@ static void unit_encrypt(const struct xts_ctx *xts, const uint8_t id[16],
 
 static int read_slot(int fd, uint8_t slot[16])
 {
-	return read_exact(fd, slot, 16, CONTENT_SLOT_OFF);
+	return read_exact(fd, slot, FILEHDR_SLOT_SIZE, FILEHDR_SLOT_OFF);
 }
 
 static int write_slot(int fd, const uint8_t slot[16])
 {
-	return pwrite_full(fd, slot, 16, CONTENT_SLOT_OFF);
+	return pwrite_full(fd, slot, FILEHDR_SLOT_SIZE, FILEHDR_SLOT_OFF);
 }
 
 /*
@@ -270,13 +251,13 @@ static int unit_load(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		     uint64_t size, uint64_t u, const uint8_t slot[16],
 		     uint8_t p[U])
 {
-	uint32_t len = unit_len(size, u);
+	uint32_t len = layout_unit_len(size, u);
 	int err;
 
 	memset(p, 0, U);
 	if (!len)
 		return 0;
-	err = read_exact(fd, p, len, H + u * U);
+	err = read_exact(fd, p, len, layout_unit_coff(u));
 	if (err)
 		return err;
 	return unit_decrypt(xts, id, u, len, p, slot, p);
@@ -296,17 +277,14 @@ static int old_last_plain(const struct xts_ctx *xts, const uint8_t id[16],
 /* see content.h */
 int64_t content_plain_size(uint64_t lower)
 {
-	if (lower == 0)
-		return 0;
-	if (lower < H)
-		return -EIO;
-	return (int64_t)(lower - H);
+	return layout_plain_size(lower);
 }
 
 /* see content.h */
 int content_init_header(int fd, struct content_hdr *hdr)
 {
-	uint8_t buf[H] = { 0 };
+	struct fileheader fh = { 0 }; /* no tail yet: the slot is zeros */
+	uint8_t buf[FILEHDR_SIZE];
 	size_t got = 0;
 
 	while (got < sizeof(hdr->id)) {
@@ -318,26 +296,27 @@ int content_init_header(int fd, struct content_hdr *hdr)
 			return -errno;
 		got += (size_t)n;
 	}
-	memcpy(buf, hdr_magic, 4);
-	buf[4] = 1; /* version, LE16 */
-	memcpy(buf + 8, hdr->id, 16);
-	return pwrite_full(fd, buf, H, 0);
+	memcpy(fh.id, hdr->id, sizeof(fh.id));
+	fileheader_encode(buf, &fh);
+	return pwrite_full(fd, buf, sizeof(buf), 0);
 }
 
 /* see content.h */
 int content_read_header(int fd, struct content_hdr *hdr)
 {
-	uint8_t buf[H];
-	ssize_t n = pread_full(fd, buf, H, 0);
+	uint8_t buf[FILEHDR_SIZE];
+	ssize_t n = pread_full(fd, buf, sizeof(buf), 0);
+	struct fileheader fh;
+	int err;
 
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
 		return -ENODATA;
-	if (n < H || memcmp(buf, hdr_magic, 4) || buf[4] != 1 || buf[5] ||
-	    buf[6] || buf[7])
-		return -EIO;
-	memcpy(hdr->id, buf + 8, 16);
+	err = fileheader_decode(&fh, buf, (size_t)n);
+	if (err)
+		return err;
+	memcpy(hdr->id, fh.id, sizeof(hdr->id));
 	return 0;
 }
 
@@ -349,6 +328,7 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 		     uint8_t *buf, size_t len, uint64_t off)
 {
 	uint8_t slot[16] = { 0 };
+	struct layout_span sp;
 	uint64_t u0, u1, u, span;
 	uint8_t *cb;
 	int err;
@@ -357,29 +337,30 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 		return 0;
 	if (len > psize - off)
 		len = (size_t)(psize - off);
-	u0 = off / U;
-	u1 = (off + len - 1) / U;
-	span = (u1 + 1) * U < psize ? (u1 + 1) * U - u0 * U : psize - u0 * U;
+	layout_span(&sp, psize, off, len);
+	u0 = sp.u0;
+	u1 = sp.u0 + sp.n - 1;
+	span = sp.len;
 	/* Unit-aligned reads decrypt in place in the caller's buffer. */
-	if (off % U == 0 && len == span)
+	if (off == layout_unit_start(u0) && len == span)
 		cb = buf;
 	else if (!(cb = bounce_get(span)))
 		return -ENOMEM;
-	err = read_exact(fd, cb, span, H + u0 * U);
+	err = read_exact(fd, cb, span, layout_unit_coff(u0));
 	if (err)
 		return err;
-	if (has_tail(psize) && u1 == (psize - 1) / U) {
+	if (layout_has_tail(psize) && u1 == layout_last_unit(psize)) {
 		err = read_slot(fd, slot);
 		if (err)
 			return err;
 	}
 	for (u = u0; u <= u1;) {
-		uint32_t ulen = unit_len(psize, u);
+		uint32_t ulen = layout_unit_len(psize, u);
 		uint8_t *p = cb + (u - u0) * U;
 		uint64_t run = 0;
 
 		/* Consecutive full data units go to the core in one call. */
-		while (u + run <= u1 && unit_len(psize, u + run) == U &&
+		while (u + run <= u1 && layout_unit_len(psize, u + run) == U &&
 		       !all_zero(p + run * U, U))
 			run++;
 		if (run) {
@@ -393,7 +374,7 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 		u++;
 	}
 	if (cb != buf)
-		memcpy(buf, cb + (off - u0 * U), len);
+		memcpy(buf, cb + (off - layout_unit_start(u0)), len);
 	return (ssize_t)len;
 }
 
@@ -438,6 +419,7 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 {
 	const bool seekable = flags & CONTENT_HOLES_SEEKABLE;
 	const uint64_t old = *psize;
+	struct layout_span sp;
 	uint64_t size, u0, u1, u, span, uo = 0, ks = 0, kl = 0;
 	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
 	uint8_t tmp[U], fix_new[U];
@@ -451,11 +433,12 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	if (off > CONTENT_MAX_SIZE || len > CONTENT_MAX_SIZE - off)
 		return -EFBIG;
 	size = off + len > old ? off + len : old;
-	u0 = off / U;
-	u1 = (off + len - 1) / U;
-	span = (u1 + 1) * U < size ? (u1 + 1) * U - u0 * U : size - u0 * U;
+	layout_span(&sp, size, off, len);
+	u0 = sp.u0;
+	u1 = sp.u0 + sp.n - 1;
+	span = sp.len;
 
-	if (has_tail(old)) {
+	if (layout_has_tail(old)) {
 		err = read_slot(fd, old_slot);
 		if (err)
 			return err;
@@ -473,18 +456,19 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	 * Appends at the end keep at most that short unit: one read.
 	 */
 	if (size > old && old > 0) {
-		uo = (old - 1) / U;
-		lo = unit_len(old, uo);
+		uo = layout_last_unit(old);
+		lo = layout_unit_len(old, uo);
 		short_last = lo < U;
 		fix = short_last && uo < u0;
-		ks = u0 * U < old ? u0 * U : short_last ? uo * U : old;
+		ks = layout_unit_start(u0) < old ? layout_unit_start(u0) :
+		     short_last ? layout_unit_start(uo) : old;
 		kl = old - ks;
 	}
 	if (kl) {
 		kc = tls_buffer(KEEP_SLOT, kl);
 		if (!kc)
 			return -ENOMEM;
-		err = read_exact(fd, kc, kl, H + ks);
+		err = read_exact(fd, kc, kl, layout_coff(ks));
 		if (err)
 			return err;
 	}
@@ -493,16 +477,17 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	if (!cb)
 		return -ENOMEM;
 	for (u = u0; u <= u1;) {
-		uint32_t nlen = unit_len(size, u);
-		uint64_t start = u * U;
+		uint32_t nlen = layout_unit_len(size, u);
+		uint64_t start = layout_unit_start(u);
 		uint8_t *c = cb + (u - u0) * U;
 
 		if (off <= start && off + len >= start + nlen) {
 			/* wholly covered: encrypt straight from the caller */
 			uint64_t run = 0;
 
-			while (u + run <= u1 && unit_len(size, u + run) == U &&
-			       off + len >= (u + run + 1) * U)
+			while (u + run <= u1 &&
+			       layout_unit_len(size, u + run) == U &&
+			       off + len >= layout_unit_start(u + run + 1))
 				run++;
 			if (run) {
 				xts_encrypt_units(xts, c, buf + (start - off),
@@ -520,7 +505,8 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 
 			err = short_last && u == uo ?
 				old_last_plain(xts, hdr->id, uo, lo,
-					       kc + (uo * U - ks), old_slot, tmp) :
+					       kc + (layout_unit_start(uo) - ks),
+					       old_slot, tmp) :
 				unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
 			if (err)
 				return err;
@@ -528,7 +514,7 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 			       to - from);
 			unit_encrypt(xts, hdr->id, u, nlen, tmp, c, new_slot);
 		}
-		if (nlen <= TAIL_MAX)
+		if (layout_is_tail_len(nlen))
 			tail_written = true;
 		u++;
 	}
@@ -545,10 +531,12 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 	 * back, so an append (most writes) costs no fallocate, and the lower
 	 * filesystem keeps its delayed allocation.
 	 */
-	err = old > u0 * U ? reserve(fd, H + u0 * U, old - u0 * U < span ?
-					     old - u0 * U : span, seekable) : 0;
+	err = old > layout_unit_start(u0) ?
+		reserve(fd, layout_unit_coff(u0),
+			old - layout_unit_start(u0) < span ?
+			old - layout_unit_start(u0) : span, seekable) : 0;
 	if (!err && fix)
-		err = reserve(fd, H + uo * U, U, seekable);
+		err = reserve(fd, layout_unit_coff(uo), U, seekable);
 	if (err)
 		return err;
 
@@ -558,16 +546,16 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		if (err)
 			return err;
 		unit_encrypt(xts, hdr->id, uo, U, fix_new, fix_new, NULL);
-		err = pwrite_full(fd, fix_new, U, H + uo * U);
+		err = pwrite_full(fd, fix_new, U, layout_unit_coff(uo));
 		if (err)
 			goto restore;
 	}
-	err = pwrite_full(fd, cb, span, H + u0 * U);
+	err = pwrite_full(fd, cb, span, layout_unit_coff(u0));
 	if (err)
 		goto restore;
 	if (tail_written)
 		err = write_slot(fd, new_slot);
-	else if (has_tail(old) && !has_tail(size))
+	else if (layout_has_tail(old) && !layout_has_tail(size))
 		err = write_slot(fd, new_slot); /* zeros: no tail any more */
 	if (err)
 		goto restore;
@@ -580,10 +568,10 @@ restore:
 	 * (a longer file would reinterpret the old last unit).
 	 */
 	if (kl)
-		(void)pwrite_full(fd, kc, kl, H + ks);
+		(void)pwrite_full(fd, kc, kl, layout_coff(ks));
 	if (size > old)
-		(void)!ftruncate(fd, (off_t)(H + old));
-	if (has_tail(old))
+		(void)!ftruncate(fd, (off_t)layout_coff(old));
+	if (layout_has_tail(old))
 		(void)write_slot(fd, old_slot);
 	return err;
 }
@@ -607,25 +595,25 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 		return -EFBIG;
 	if (size == old)
 		return 0;
-	if (has_tail(old)) {
+	if (layout_has_tail(old)) {
 		err = read_slot(fd, old_slot);
 		if (err)
 			return err;
 	}
 	if (size < old) {
 		/* the unit the new end falls in is re-encrypted shorter */
-		u = size / U;
-		nlen = unit_len(size, u);
+		u = layout_unit_of(size);
+		nlen = layout_unit_len(size, u);
 		rewrite = nlen != 0;
 	} else {
 		/* the old last unit, if short, is re-encrypted longer */
-		u = old ? (old - 1) / U : 0;
-		nlen = unit_len(size, u);
+		u = old ? layout_last_unit(old) : 0;
+		nlen = layout_unit_len(size, u);
 		rewrite = old % U != 0;
 	}
 	if (rewrite) {
-		olen = unit_len(old, u);
-		err = read_exact(fd, saved, olen, H + u * U);
+		olen = layout_unit_len(old, u);
+		err = read_exact(fd, saved, olen, layout_unit_coff(u));
 		if (!err)
 			err = unit_load(xts, fd, hdr->id, old, u, old_slot, p);
 		if (err)
@@ -633,22 +621,23 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 		unit_encrypt(xts, hdr->id, u, nlen, p, c, new_slot);
 		explicit_bzero(p, sizeof(p));
 		if (size > old) {
-			err = reserve(fd, H + old, H + u * U + nlen - (H + old),
-				      false);
+			/* from the old end to the new end of unit u */
+			err = reserve(fd, layout_coff(old), layout_unit_coff(u) +
+				      nlen - layout_coff(old), false);
 			if (err)
 				return err;
 		}
-		err = pwrite_full(fd, c, nlen, H + u * U);
+		err = pwrite_full(fd, c, nlen, layout_unit_coff(u));
 		if (err)
 			goto restore;
 	}
-	if (ftruncate(fd, (off_t)(H + size)) != 0) {
+	if (ftruncate(fd, (off_t)layout_coff(size)) != 0) {
 		err = -errno;
 		goto restore;
 	}
-	if (has_tail(size) || has_tail(old)) {
+	if (layout_has_tail(size) || layout_has_tail(old)) {
 		/* new tail: its slot; no tail any more: zeros */
-		if (!(rewrite && nlen <= TAIL_MAX))
+		if (!(rewrite && layout_is_tail_len(nlen)))
 			memset(new_slot, 0, sizeof(new_slot));
 		err = write_slot(fd, new_slot);
 		if (err)
@@ -658,9 +647,9 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 	return 0;
 restore:
 	if (rewrite)
-		(void)pwrite_full(fd, saved, olen, H + u * U);
-	(void)!ftruncate(fd, (off_t)(H + old));
-	if (has_tail(old))
+		(void)pwrite_full(fd, saved, olen, layout_unit_coff(u));
+	(void)!ftruncate(fd, (off_t)layout_coff(old));
+	if (layout_has_tail(old))
 		(void)write_slot(fd, old_slot);
 	return err;
 }
@@ -668,7 +657,7 @@ restore:
 /* ---- fallocate ---------------------------------------------------------- */
 
 /*
- * Lower bytes [H + @start, H + @start + @len) become zeros: one punch, so
+ * Lower bytes [40 + @start, 40 + @start + @len) become zeros: one punch, so
  * that every lower block wholly inside is freed (units do not start on
  * block boundaries: a punch per unit would free none), or written zeros
  * where the lower filesystem cannot punch.
@@ -682,13 +671,13 @@ static int punch_units(int fd, uint64_t start, uint64_t len)
 	if (!len)
 		return 0;
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)(H + start), (off_t)len) == 0)
+		      (off_t)layout_coff(start), (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	for (done = 0; done < len; done += U) {
 		err = pwrite_full(fd, zeros, len - done < U ? len - done : U,
-				  H + start + done);
+				  layout_coff(start + done));
 		if (err)
 			return err;
 	}
@@ -700,8 +689,9 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 		      uint64_t size, uint64_t a, uint64_t b)
 {
 	uint8_t slot[16] = { 0 }, new_slot[16], p[U];
-	uint64_t u, ua = a / U, ub = (b - 1) / U, run_start = 0, run_len = 0;
-	bool tail = has_tail(size), run_tail = false;
+	uint64_t u, ua = layout_unit_of(a), ub = layout_unit_of(b - 1);
+	uint64_t run_start = 0, run_len = 0;
+	bool tail = layout_has_tail(size), run_tail = false;
 	int err;
 
 	if (tail) {
@@ -710,15 +700,15 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 			return err;
 	}
 	for (u = ua; u <= ub; u++) {
-		uint32_t len = unit_len(size, u);
-		uint64_t start = u * U;
+		uint32_t len = layout_unit_len(size, u);
+		uint64_t start = layout_unit_start(u);
 
 		if (a <= start && b >= start + len) {
 			/* whole unit: punched with the run it belongs to */
 			if (!run_len)
 				run_start = start;
 			run_len += len;
-			run_tail = len <= TAIL_MAX;
+			run_tail = layout_is_tail_len(len);
 			continue;
 		}
 		err = unit_load(xts, fd, id, size, u, slot, p);
@@ -737,8 +727,8 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 			memset(p + (from - start), 0, to - from);
 		}
 		unit_encrypt(xts, id, u, len, p, p, new_slot);
-		err = pwrite_full(fd, p, len, H + start);
-		if (!err && len <= TAIL_MAX)
+		err = pwrite_full(fd, p, len, layout_coff(start));
+		if (!err && layout_is_tail_len(len))
 			err = write_slot(fd, new_slot);
 		if (err)
 			return err;
@@ -779,7 +769,8 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
 				  end < *psize ? end : *psize);
 	}
 	/* allocate first, so ENOSPC changes nothing */
-	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)(H + off), (off_t)len) != 0 &&
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)layout_coff(off),
+		      (off_t)len) != 0 &&
 	    errno != EOPNOTSUPP)
 		return -errno;
 	if (mode & FALLOC_FL_ZERO_RANGE && off < *psize) {
@@ -805,16 +796,16 @@ void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
 
 	while (k < n) {
 		uint64_t u = u0 + k, run = 0;
-		uint32_t len = unit_len(psize, u);
+		uint32_t len = layout_unit_len(psize, u);
 
 		if (hole && hole[k]) {
 			memset(c + k * U, 0, len);
-			if (len <= TAIL_MAX && len)
+			if (layout_is_tail_len(len))
 				memset(slot, 0, 16);
 			k++;
 			continue;
 		}
-		while (k + run < n && unit_len(psize, u + run) == U &&
+		while (k + run < n && layout_unit_len(psize, u + run) == U &&
 		       !(hole && hole[k + run]))
 			run++;
 		if (run) {
@@ -834,14 +825,14 @@ void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
 static int unit_is_hole(int fd, uint64_t size, uint64_t u)
 {
 	uint8_t c[U], slot[16];
-	uint32_t len = unit_len(size, u);
-	int err = read_exact(fd, c, len, H + u * U);
+	uint32_t len = layout_unit_len(size, u);
+	int err = read_exact(fd, c, len, layout_unit_coff(u));
 
 	if (err)
 		return err;
 	if (!all_zero(c, len))
 		return 0;
-	if (len <= TAIL_MAX) {
+	if (layout_is_tail_len(len)) {
 		err = read_slot(fd, slot);
 		if (err)
 			return err;
@@ -860,17 +851,17 @@ static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
 {
 	while (u <= ulast) {
 		uint64_t n = ulast - u + 1 > 256 ? 256 : ulast - u + 1;
-		uint64_t bytes = (u + n) * U < size ? n * U : size - u * U;
+		uint64_t bytes = layout_units_len(size, u, n);
 		uint8_t *c = bounce_get(bytes);
 		int err;
 
 		if (!c)
 			return -ENOMEM;
-		err = read_exact(fd, c, bytes, H + u * U);
+		err = read_exact(fd, c, bytes, layout_unit_coff(u));
 		if (err)
 			return err;
 		for (uint64_t k = 0; k < n; k++) {
-			uint32_t len = unit_len(size, u + k);
+			uint32_t len = layout_unit_len(size, u + k);
 			int hole;
 
 			if (!all_zero(c + k * U, len < 16 ? len : 16))
@@ -895,28 +886,29 @@ int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
 		return -ENXIO;
 	if (whence == SEEK_DATA) {
 		while (pos < psize) {
-			off_t d = lseek(fd, (off_t)(H + pos), SEEK_DATA);
+			off_t d = lseek(fd, (off_t)layout_coff(pos), SEEK_DATA);
 			uint64_t u;
 			int hole;
 
 			if (d < 0)
 				return errno == ENXIO ? -ENXIO : -errno;
-			if ((uint64_t)d >= H + psize)
+			if ((uint64_t)d >= layout_coff(psize))
 				return -ENXIO;
-			u = ((uint64_t)d - H) / U;
+			u = layout_unit_of(layout_poff((uint64_t)d));
 			hole = unit_is_hole(fd, psize, u);
 			if (hole < 0)
 				return hole;
 			if (!hole)
-				return (int64_t)(u * U > pos ? u * U : pos);
-			pos = (u + 1) * U;
+				return (int64_t)(layout_unit_start(u) > pos ?
+						 layout_unit_start(u) : pos);
+			pos = layout_unit_start(u + 1);
 		}
 		return -ENXIO;
 	}
 	if (whence != SEEK_HOLE)
 		return -EINVAL;
 	while (pos < psize) {
-		off_t h = lseek(fd, (off_t)(H + pos), SEEK_HOLE);
+		off_t h = lseek(fd, (off_t)layout_coff(pos), SEEK_HOLE);
 		uint64_t u, ulast;
 		int64_t found;
 
@@ -929,18 +921,21 @@ int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
 		 * hold all-zero units: scan them, up to the unit after the
 		 * one where the lower hole starts.
 		 */
-		u = pos / U;
-		ulast = (uint64_t)h >= H + psize ? (psize - 1) / U
-						 : ((uint64_t)h - H) / U + 1;
-		if (ulast * U >= psize)
-			ulast = (psize - 1) / U;
+		u = layout_unit_of(pos);
+		ulast = (uint64_t)h >= layout_coff(psize) ?
+			layout_last_unit(psize) :
+			layout_unit_of(layout_poff((uint64_t)h)) + 1;
+		if (ulast >= layout_nunits(psize))
+			ulast = layout_last_unit(psize);
 		found = scan_for_hole(fd, psize, u, ulast);
 		if (found < 0 && found != -ENOENT)
 			return found;
-		if (found >= 0)
-			return (int64_t)((uint64_t)found * U > off ?
-					 (uint64_t)found * U : off);
-		pos = (ulast + 1) * U;
+		if (found >= 0) {
+			uint64_t at = layout_unit_start((uint64_t)found);
+
+			return (int64_t)(at > off ? at : off);
+		}
+		pos = layout_unit_start(ulast + 1);
 	}
 	return (int64_t)psize;
 }

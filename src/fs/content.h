@@ -19,12 +19,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fileheader.h"
+#include "layout.h"
 #include "xts.h"
 
-#define CONTENT_HDR_SIZE 40        /* bytes of the per-file header */
-#define CONTENT_UNIT 4096          /* bytes of one data unit */
-#define CONTENT_SLOT_OFF 24        /* header offset of the tail slot */
-#define CONTENT_MAX_SIZE ((uint64_t)INT64_MAX - CONTENT_HDR_SIZE - CONTENT_UNIT)
+/* Older names of constants of layout.h and fileheader.h (used by tests). */
+#define CONTENT_HDR_SIZE FILEHDR_SIZE      /* bytes of the per-file header */
+#define CONTENT_UNIT LAYOUT_UNIT_SIZE      /* bytes of one data unit */
+#define CONTENT_SLOT_OFF FILEHDR_SLOT_OFF  /* header offset of the tail slot */
+#define CONTENT_MAX_SIZE LAYOUT_MAX_SIZE   /* largest size a write makes */
 
 /* struct content_hdr - the parts of a file header a reader needs. */
 struct content_hdr {
@@ -32,7 +35,8 @@ struct content_hdr {
 };
 
 /*
- * content_plain_size() - plaintext size of a lower file of @lower bytes.
+ * content_plain_size() - plaintext size of a lower file of @lower bytes
+ * (layout_plain_size()).
  * Return: the size, or -EIO if @lower is 1..39 (no room for the header).
  */
 int64_t content_plain_size(uint64_t lower);

@@ -29,11 +29,13 @@
 #include <unistd.h>
 
 #include "content.h"
+#include "fileheader.h"
+#include "layout.h"
 #include "volume.h"
 #include "xfs.h"
 
-#define H CONTENT_HDR_SIZE
-#define U CONTENT_UNIT
+#define H FILEHDR_SIZE     /* shorthands for buffer sizes; offsets: layout.h */
+#define U LAYOUT_UNIT_SIZE
 #define VIRT_MTIME 946684800 /* 2000-01-01: sidecars never change */
 
 enum rkind {
@@ -335,7 +337,7 @@ static int real_attr(struct rfs *fs, struct rinode *in, struct stat *st)
 	if (fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
 		return -errno;
 	if (S_ISREG(st->st_mode)) {
-		st->st_size = st->st_size ? st->st_size + H : 0;
+		st->st_size = (off_t)layout_lower_size((uint64_t)st->st_size);
 	} else if (S_ISLNK(st->st_mode)) {
 		char *s = malloc(NAMES_TARGET_MAX), *f = malloc(NAMES_TARGET_MAX);
 		bool lg;
@@ -769,7 +771,8 @@ static void rfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void find_holes(int fd, uint64_t psize, uint64_t u0, uint64_t n,
 		       bool *hole)
 {
-	uint64_t pos = u0 * U, end = (u0 + n) * U < psize ? (u0 + n) * U : psize;
+	uint64_t pos = layout_unit_start(u0);
+	uint64_t end = pos + layout_units_len(psize, u0, n);
 
 	memset(hole, 0, n);
 	while (pos < end) {
@@ -777,8 +780,10 @@ static void find_holes(int fd, uint64_t psize, uint64_t u0, uint64_t n,
 		uint64_t dd = d < 0 ? end : (uint64_t)d;
 
 		/* units wholly inside [pos, dd) are holes */
-		for (uint64_t u = (pos + U - 1) / U; u < u0 + n; u++) {
-			uint64_t us = u * U, ue = us + U < psize ? us + U : psize;
+		/* from the first unit that starts at or after pos */
+		for (uint64_t u = layout_nunits(pos); u < u0 + n; u++) {
+			uint64_t us = layout_unit_start(u);
+			uint64_t ue = us + layout_unit_len(psize, u);
 
 			if (ue > dd)
 				break;
@@ -794,26 +799,29 @@ static void find_holes(int fd, uint64_t psize, uint64_t u0, uint64_t n,
 	}
 }
 
-/* The 40-byte header of a file: magic, version, id and the tail slot. */
+/*
+ * The 40-byte header of a file: the id and, if the file ends in a short
+ * tail, its slot, exactly as a forward mount would have written them.
+ */
 static int make_header(struct rfs *fs, struct rinode *in, int fd,
 		       uint64_t psize, uint8_t hdr[H])
 {
-	uint64_t n = psize % U, u = psize / U;
+	struct fileheader fh = { 0 }; /* no short tail: the slot is zeros */
 
-	memset(hdr, 0, H);
-	memcpy(hdr, "xtsf", 4);
-	hdr[4] = 1;
-	memcpy(hdr + 8, in->id, 16);
-	if (n && n < 16) {
+	memcpy(fh.id, in->id, sizeof(fh.id));
+	if (layout_has_tail(psize)) {
+		uint64_t u = layout_last_unit(psize);
+		uint32_t n = layout_unit_len(psize, u);
 		uint8_t p[16] = { 0 }, c[16];
 		bool hole;
 
-		if (pread(fd, p, n, (off_t)(u * U)) != (ssize_t)n)
+		if (pread(fd, p, n, (off_t)layout_unit_start(u)) != (ssize_t)n)
 			return -EIO;
 		find_holes(fd, psize, u, 1, &hole);
 		content_encrypt_span(fs->xts, in->id, psize, u, 1, p, c,
-				     hdr + CONTENT_SLOT_OFF, &hole);
+				     fh.slot, &hole);
 	}
+	fileheader_encode(hdr, &fh);
 	return 0;
 }
 
@@ -840,7 +848,7 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	psize = (uint64_t)st.st_size;
-	vsize = psize ? psize + H : 0;
+	vsize = layout_lower_size(psize);
 	if (o >= vsize) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -863,19 +871,23 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (got < size) {
 		/* plaintext [a, b) covered, in whole units */
-		uint64_t a = o + got - H, b = o + size - H;
-		uint64_t u0 = a / U, u1 = (b - 1) / U, n = u1 - u0 + 1;
-		uint64_t span = (u1 + 1) * U < psize ? n * U : psize - u0 * U;
+		uint64_t a = layout_poff(o + got), b = layout_poff(o + size);
+		struct layout_span sp;
+		uint64_t u0, n, span;
 		uint8_t slot[16];
 		ssize_t r;
 
+		layout_span(&sp, psize, a, b - a);
+		u0 = sp.u0;
+		n = sp.n;
+		span = sp.len;
 		buf = content_scratch(2, n * U);
 		hole = (bool *)content_scratch(3, n * sizeof(*hole));
 		if (!buf || !hole) {
 			err = -ENOMEM;
 			goto fail;
 		}
-		r = pread(fd, buf, span, (off_t)(u0 * U));
+		r = pread(fd, buf, span, (off_t)layout_unit_start(u0));
 		if (r < 0) {
 			err = -errno;
 			goto fail;
@@ -885,7 +897,7 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		find_holes(fd, psize, u0, n, hole);
 		content_encrypt_span(fs->xts, in->id, psize, u0, n, buf, buf,
 				     slot, hole);
-		memcpy(out + got, buf + (a - u0 * U), b - a);
+		memcpy(out + got, buf + (a - layout_unit_start(u0)), b - a);
 		explicit_bzero(buf, n * U);
 	}
 	fuse_reply_buf(req, (const char *)out, size);
