@@ -11,6 +11,7 @@
  */
 #include "xfs.h"
 
+#include "dirops.h"
 #include "log.h"
 
 #include <dirent.h>
@@ -261,6 +262,9 @@ int xfs_init(struct xfs *fs)
 	 * created 0666 come out 0644). Our own files ask for 0444 exactly.
 	 */
 	umask(0);
+	fs->dops.root_fd = fs->root_fd;
+	fs->dops.names = fs->names;
+	fs->dops.durable = fs->readonly ? NULL : &fs->durable;
 	err = itable_init(&fs->inodes, 1024);
 	if (err)
 		return err;
@@ -314,88 +318,6 @@ void xfs_destroy(struct xfs *fs)
 /* ---- names -------------------------------------------------------------- */
 
 /*
- * Read the whole of xtsfs's own small file @name in @dirfd (a dirid, a
- * sidecar, a long symlink target) into @buf, at most @max bytes.
- *
- * Whoever can write the cipher directory may have put anything there: a
- * FIFO (a plain open would block this thread, holding the directory's
- * meta_lock, with the caller's request unkillable in D state), a device
- * node, a socket, a symlink, a file of any size. So the open neither
- * blocks nor takes a controlling terminal nor follows a symlink, and only
- * a regular file of at most @max bytes is read; anything else is damage
- * (-EIO), never a wait and never a read without bound.
- * Return: 0, -ENOENT (absent), -EIO (not a regular file of at most @max
- * bytes), other -errno.
- */
-static int read_all_at(int dirfd, const char *name, void *buf, size_t max,
-		       size_t *len)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-			O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	ssize_t n = 0;
-	size_t got = 0;
-
-	*len = 0;
-	if (fd < 0)
-		return errno == ELOOP || errno == ENXIO || errno == ENODEV ||
-		       errno == EOPNOTSUPP ? -EIO : -errno;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
-	    (uint64_t)st.st_size > max) {
-		close(fd);
-		return -EIO;
-	}
-	/*
-	 * These files are small: one read gets it all, and a read of a
-	 * regular file that returns less than asked is at the end (no
-	 * second read to see 0).
-	 */
-	while (got < max) {
-		size_t want = max - got;
-
-		n = read(fd, (char *)buf + got, want);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if ((size_t)n < want)
-			break; /* short: the end */
-	}
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	*len = got;
-	return (int)n;
-}
-
-/*
- * Write @len bytes to a new file @name in @dirfd (mode 0444): a dirid or a
- * sidecar, which names depend on. Not fsynced here: noted, so that the
- * next fsync through the mount, the background sync a moment later or
- * the unmount makes it durable (durable.h).
- */
-static int write_new_at(struct xfs *fs, int dirfd, const char *name,
-			const void *buf, size_t len)
-{
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-			O_NOFOLLOW, 0444);
-	ssize_t n;
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, buf, len);
-	if (n != (ssize_t)len)
-		err = n < 0 ? -errno : -EIO;
-	close(fd);
-	if (err)
-		unlinkat(dirfd, name, 0);
-	else
-		durable_note(&fs->durable);
-	return err;
-}
-
-/*
  * Load the dirid of directory @dir (FORMAT 4.2). @quiet: a failure is not
  * logged (a prefetch: the request that needs it will log).
  */
@@ -406,15 +328,8 @@ static int dirid_load(struct xfs *fs, struct xinode *dir, uint8_t out[16],
 
 	pthread_mutex_lock(&dir->meta_lock);
 	if (!dir->dirid_ok) {
-		size_t len = 0;
-		uint8_t buf[NAMES_DIRID_SIZE + 1];
-
-		err = read_all_at(dir->fd, NAMES_DIRID_FILE, buf, sizeof(buf),
-				  &len);
-		if (!err && len != NAMES_DIRID_SIZE)
-			err = -EIO;
+		err = dirops_read_dirid(dir->fd, dir->dirid);
 		if (!err) {
-			memcpy(dir->dirid, buf, NAMES_DIRID_SIZE);
 			dir->dirid_ok = true;
 		} else {
 			if (!quiet)
@@ -477,70 +392,26 @@ static void prefetch_post_dir(struct xfs *fs, struct xinode *in)
 		inode_forget(fs, in, 1);
 }
 
-/* A plaintext name as stored in @dir. */
-struct lname {
-	char stored[NAMES_STORED_MAX + 1]; /* the lower entry name */
-	char full[NAMES_FULL_MAX];         /* sidecar content if is_long */
-	bool is_long;                      /* stored is xtsfs.long.* */
+/* dirid_src for @dir: its dirid, loaded once (dirops.h). */
+struct dir_ref {
+	struct xfs *fs;
+	struct xinode *dir;
 };
 
-static bool reserved_plain(const struct xfs *fs, const struct xinode *dir,
-			   const char *name)
+static int dir_ref_get(void *arg, uint8_t out[NAMES_DIRID_SIZE])
 {
-	return dir == fs->root && (!strcmp(name, "xtsfs.volume") ||
-				   !strcmp(name, "xtsfs.volume.tmp"));
+	struct dir_ref *r = arg;
+
+	return dirid_get(r->fs, r->dir, out);
 }
 
 static int name_enc(struct xfs *fs, struct xinode *dir, const char *name,
 		    struct lname *ln)
 {
-	uint8_t dirid[NAMES_DIRID_SIZE];
-	size_t len = strlen(name);
-	int err;
+	struct dir_ref r = { fs, dir };
+	struct dirid_src id = { dir_ref_get, &r };
 
-	if (len > 255)
-		return -ENAMETOOLONG;
-	if (!fs->names) {
-		if (reserved_plain(fs, dir, name))
-			return -EPERM;
-		memcpy(ln->stored, name, len + 1);
-		ln->is_long = false;
-		return 0;
-	}
-	err = dirid_get(fs, dir, dirid);
-	if (err)
-		return err;
-	return names_encrypt(fs->names, dirid, name, len, ln->stored, ln->full,
-			     &ln->is_long);
-}
-
-static void sidecar_name(char out[NAMES_STORED_MAX + 1], const struct lname *ln)
-{
-	names_long_sidecar(out, ln->stored);
-}
-
-/* Make the sidecar of a long name (an existing one is fine: same text). */
-static int sidecar_make(struct xfs *fs, struct xinode *dir,
-			const struct lname *ln)
-{
-	char side[NAMES_STORED_MAX + 1];
-	int err;
-
-	if (!ln->is_long)
-		return 0;
-	sidecar_name(side, ln);
-	err = write_new_at(fs, dir->fd, side, ln->full, strlen(ln->full));
-	return err == -EEXIST ? 0 : err;
-}
-
-static void sidecar_drop(struct xinode *dir, const struct lname *ln)
-{
-	char side[NAMES_STORED_MAX + 1];
-
-	if (!ln->is_long)
-		return;
-	sidecar_name(side, ln);
-	(void)unlinkat(dir->fd, side, 0);
+	return dirops_name_enc(&fs->dops, &id, dir == fs->root, name, ln);
 }
 
 /*
@@ -550,38 +421,11 @@ static void sidecar_drop(struct xinode *dir, const struct lname *ln)
 static int name_dec(struct xfs *fs, struct xinode *dir, const char *lower,
 		    char out[256])
 {
-	uint8_t dirid[NAMES_DIRID_SIZE];
-	char full[NAMES_FULL_MAX];
-	size_t len, outlen;
-	int err;
+	struct dir_ref r = { fs, dir };
+	struct dirid_src id = { dir_ref_get, &r };
 
-	if (!fs->names) {
-		if (reserved_plain(fs, dir, lower))
-			return 1;
-		snprintf(out, 256, "%s", lower);
-		return 0;
-	}
-	if (names_is_long(lower)) {
-		char side[NAMES_STORED_MAX + 1];
-
-		names_long_sidecar(side, lower);
-		err = read_all_at(dir->fd, side, full, sizeof(full) - 1, &len);
-		if (err)
-			return -EBADMSG; /* this entry only: skipped and logged */
-		err = dirid_get(fs, dir, dirid);
-		if (err)
-			return err;
-		/* the sidecar must be this entry's, not a copy of another's */
-		return names_decrypt_long(fs->names, dirid, lower, full, len,
-					  out, &outlen);
-	}
-	if (names_is_internal(lower))
-		return 1;
-	err = dirid_get(fs, dir, dirid);
-	if (err)
-		return err;
-	return names_decrypt(fs->names, dirid, lower, strlen(lower), out,
-			     &outlen);
+	return dirops_name_dec(&fs->dops, dir->fd, &id, dir == fs->root, lower,
+			       out);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
@@ -900,30 +744,31 @@ static void kill_priv_fd(fuse_req_t req, const struct xinode *in, int fd)
 		kill_priv(req, in, st.st_mode, st.st_gid);
 }
 
-static int new_dirid(struct xfs *fs, int dirfd)
+/*
+ * The end of every create: give the new object @ln in @dir (made with
+ * @mode) to the caller and look it up into @e; if the lookup fails
+ * (out of descriptors or memory), remove the object nobody was told of.
+ */
+static int made(fuse_req_t req, struct xinode *dir, const struct lname *ln,
+		mode_t mode, struct fuse_entry_param *e)
 {
-	uint8_t id[NAMES_DIRID_SIZE];
+	struct xfs *fs = xfs_of(req);
+	int err;
 
-	if (getrandom(id, sizeof(id), 0) != sizeof(id))
-		return -EIO;
-	return write_new_at(fs, dirfd, NAMES_DIRID_FILE, id, sizeof(id));
+	own_by_caller(req, dir->fd, ln->stored, mode);
+	err = do_lookup_stored(fs, dir, ln->stored, 0, e);
+	if (err)
+		dirops_undo_make(dir->fd, ln, S_ISDIR(mode));
+	return err;
 }
 
-/*
- * Remove what a create made when it cannot be looked up afterwards (out
- * of descriptors or memory): an object nobody was told about. By path,
- * as no descriptor may be left.
- */
-static void undo_make(struct xinode *dir, const struct lname *ln, bool isdir)
+static void reply_entry_or_err(fuse_req_t req, int err,
+			       const struct fuse_entry_param *e)
 {
-	char p[NAME_MAX + sizeof("/" NAMES_DIRID_FILE) + 1];
-
-	if (isdir) {
-		snprintf(p, sizeof(p), "%s/%s", ln->stored, NAMES_DIRID_FILE);
-		(void)unlinkat(dir->fd, p, 0);
-	}
-	(void)unlinkat(dir->fd, ln->stored, isdir ? AT_REMOVEDIR : 0);
-	sidecar_drop(dir, ln);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_entry(req, e);
 }
 
 static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -933,40 +778,13 @@ static void xfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct xinode *dir = inode_of(fs, parent);
 	struct fuse_entry_param e;
 	struct lname ln;
-	int err, fd;
+	int err = name_enc(fs, dir, name, &ln);
 
-	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(fs, dir, &ln);
-	if (err)
-		goto out;
-	if (mkdirat(dir->fd, ln.stored, mode) != 0) {
-		err = -errno;
-		if (err != -EEXIST)
-			sidecar_drop(dir, &ln);
-		goto out;
-	}
-	if (fs->names) {
-		fd = openat(dir->fd, ln.stored, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
-		err = fd < 0 ? -errno : new_dirid(fs, fd);
-		if (fd >= 0)
-			close(fd);
-		if (err) {
-			unlinkat(dir->fd, ln.stored, AT_REMOVEDIR);
-			sidecar_drop(dir, &ln);
-			goto out;
-		}
-	}
-	own_by_caller(req, dir->fd, ln.stored, S_IFDIR | mode);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
-	if (err)
-		undo_make(dir, &ln, true);
-out:
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_entry(req, &e);
+		err = dirops_mkdir(&fs->dops, dir->fd, &ln, mode);
+	if (!err)
+		err = made(req, dir, &ln, S_IFDIR | mode, &e);
+	reply_entry_or_err(req, err, &e);
 }
 
 static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -976,53 +794,13 @@ static void xfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct xinode *dir = inode_of(fs, parent);
 	struct fuse_entry_param e;
 	struct lname ln;
-	int err, fd;
+	int err = name_enc(fs, dir, name, &ln);
 
-	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(fs, dir, &ln);
-	if (err)
-		goto out;
-	if (S_ISREG(mode)) {
-		/* a regular file gets its header at once (FORMAT 3.4) */
-		struct content_hdr h;
-
-		fd = openat(dir->fd, ln.stored, O_WRONLY | O_CREAT | O_EXCL |
-			    O_CLOEXEC | O_NOFOLLOW, mode & 07777);
-		if (fd < 0) {
-			err = -errno;
-		} else {
-			err = content_init_header(fd, &h);
-			close(fd);
-			if (err)
-				unlinkat(dir->fd, ln.stored, 0);
-		}
-	} else if (mknodat(dir->fd, ln.stored, mode, rdev) != 0) {
-		err = -errno;
-	}
-	if (err) {
-		if (err != -EEXIST)
-			sidecar_drop(dir, &ln);
-		goto out;
-	}
-	own_by_caller(req, dir->fd, ln.stored, mode);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
-	if (err)
-		undo_make(dir, &ln, false);
-out:
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_entry(req, &e);
-}
-
-/* Write a long symlink target's sidecar into the root (FORMAT 4.4). */
-static int link_sidecar_make(struct xfs *fs, const char *stored,
-			     const char *full)
-{
-	int err = write_new_at(fs, fs->root_fd, stored, full, strlen(full));
-
-	return err == -EEXIST ? 0 : err;
+		err = dirops_mknod(&fs->dops, dir->fd, &ln, mode, rdev);
+	if (!err)
+		err = made(req, dir, &ln, mode, &e);
+	reply_entry_or_err(req, err, &e);
 }
 
 static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
@@ -1032,102 +810,19 @@ static void xfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent,
 	struct xinode *dir = inode_of(fs, parent);
 	struct fuse_entry_param e;
 	struct lname ln;
-	char *stored_t = NULL, *full_t = NULL;
-	const char *lower_target = target;
-	bool tlong = false;
-	int err;
+	int err = name_enc(fs, dir, name, &ln);
 
-	err = name_enc(fs, dir, name, &ln);
-	if (err)
-		goto out;
-	if (fs->names) {
-		stored_t = malloc(NAMES_TARGET_MAX);
-		full_t = malloc(NAMES_TARGET_MAX);
-		if (!stored_t || !full_t) {
-			err = -ENOMEM;
-			goto out;
-		}
-		err = names_encrypt_target(fs->names, target, strlen(target),
-					   stored_t, full_t, &tlong);
-		if (err == -EINVAL)
-			err = -ENAMETOOLONG;
-		if (!err && tlong)
-			err = link_sidecar_make(fs, stored_t, full_t);
-		if (err)
-			goto out;
-		lower_target = stored_t;
-	}
-	err = sidecar_make(fs, dir, &ln);
-	if (err)
-		goto out;
-	if (symlinkat(lower_target, dir->fd, ln.stored) != 0) {
-		err = -errno;
-		if (err != -EEXIST)
-			sidecar_drop(dir, &ln);
-		goto out;
-	}
-	own_by_caller(req, dir->fd, ln.stored, S_IFLNK);
-	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
-	if (err)
-		undo_make(dir, &ln, false);
-out:
-	free(stored_t);
-	free(full_t);
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_entry(req, &e);
-}
-
-/* Read and decrypt the target of symlink @fd into @out (4096 bytes). */
-static int do_readlink(struct xfs *fs, int fd, char out[4096])
-{
-	char *buf = malloc(NAMES_TARGET_MAX);
-	ssize_t n;
-	size_t len;
-	int err = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	n = readlinkat(fd, "", buf, NAMES_TARGET_MAX - 1);
-	if (n < 0) {
-		err = -errno;
-		goto out;
-	}
-	buf[n] = '\0';
-	if (!fs->names) {
-		if (n > 4095) {
-			err = -ENAMETOOLONG;
-			goto out;
-		}
-		memcpy(out, buf, (size_t)n + 1);
-		goto out;
-	}
-	if (names_is_link_ref(buf)) {
-		char ref[NAMES_STORED_MAX + 1];
-
-		snprintf(ref, sizeof(ref), "%s", buf);
-		err = read_all_at(fs->root_fd, ref, buf, NAMES_TARGET_MAX - 1,
-				  &len);
-		/* the file must be this target's, not a copy of another's */
-		if (!err)
-			err = names_decrypt_target_ref(fs->names, ref, buf, len,
-						       out, &len);
-	} else {
-		err = names_decrypt_target(fs->names, buf, (size_t)n, out,
-					   &len);
-	}
-	if (err)
-		err = -EIO;
-out:
-	free(buf);
-	return err;
+	if (!err)
+		err = dirops_symlink(&fs->dops, dir->fd, &ln, target);
+	if (!err)
+		err = made(req, dir, &ln, S_IFLNK, &e);
+	reply_entry_or_err(req, err, &e);
 }
 
 static int64_t link_size(struct xfs *fs, int fd)
 {
 	char out[4096];
-	int err = do_readlink(fs, fd, out);
+	int err = dirops_readlink(&fs->dops, fd, out);
 
 	return err ? err : (int64_t)strlen(out);
 }
@@ -1137,7 +832,7 @@ static void xfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	struct xfs *fs = xfs_of(req);
 	struct xinode *in = inode_of(fs, ino);
 	char out[4096];
-	int err = do_readlink(fs, in->fd, out);
+	int err = dirops_readlink(&fs->dops, in->fd, out);
 
 	if (err == -EIO)
 		xfs_log(fs, LOG_ERR, "symlink (lower inode %llu): target "
@@ -1155,198 +850,56 @@ static void xfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct xinode *in = inode_of(fs, ino), *dir = inode_of(fs, newparent);
 	struct fuse_entry_param e;
 	struct lname ln;
-	char path[64];
-	int err;
+	int err = name_enc(fs, dir, newname, &ln);
 
-	err = name_enc(fs, dir, newname, &ln);
 	if (!err)
-		err = sidecar_make(fs, dir, &ln);
-	if (err)
-		goto out;
-	proc_path(path, in->fd);
-	if (linkat(AT_FDCWD, path, dir->fd, ln.stored, AT_SYMLINK_FOLLOW) != 0 &&
-	    linkat(in->fd, "", dir->fd, ln.stored, AT_EMPTY_PATH) != 0) {
-		err = -errno;
-		if (err != -EEXIST)
-			sidecar_drop(dir, &ln);
-		goto out;
+		err = dirops_link(&fs->dops, in->fd, dir->fd, &ln);
+	if (!err) {
+		err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
+		if (err)
+			dirops_undo_make(dir->fd, &ln, false);
 	}
-	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
-	if (err)
-		undo_make(dir, &ln, false);
-out:
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_entry(req, &e);
+	reply_entry_or_err(req, err, &e);
 }
 
 /* ---- removing and renaming ---------------------------------------------- */
+
+/* The lower name of @name in @dir for a removal: reserved ones are absent. */
+static int name_enc_existing(struct xfs *fs, struct xinode *dir,
+			     const char *name, struct lname *ln)
+{
+	int err = name_enc(fs, dir, name, ln);
+
+	return err == -EPERM ? -ENOENT : err;
+}
 
 static void xfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct xfs *fs = xfs_of(req);
 	struct xinode *dir = inode_of(fs, parent);
 	struct lname ln;
-	int err = name_enc(fs, dir, name, &ln);
+	int err = name_enc_existing(fs, dir, name, &ln);
 
-	if (err == -EPERM)
-		err = -ENOENT;
 	/* the kernel checked the sticky bit against what it last saw */
 	if (!err)
 		err = caller_may_delete(req, dir->fd, ln.stored);
-	if (!err && unlinkat(dir->fd, ln.stored, 0) != 0)
-		err = -errno;
 	if (!err)
-		sidecar_drop(dir, &ln);
+		err = dirops_unlink(&fs->dops, dir->fd, &ln);
 	fuse_reply_err(req, -err);
-}
-
-/*
- * Remove the xtsfs.dirid of lower directory @fd before it is removed or
- * replaced, without touching its times: a program holding the directory
- * open sees the mtime it had, as on any other filesystem.
- */
-static int unlink_dirid(int fd)
-{
-	struct stat st;
-	bool have = fstat(fd, &st) == 0;
-
-	if (unlinkat(fd, NAMES_DIRID_FILE, 0) != 0 && errno != ENOENT)
-		return -errno;
-	if (have) {
-		struct timespec tv[2] = { st.st_atim, st.st_mtim };
-
-		(void)futimens(fd, tv);
-	}
-	return 0;
-}
-
-/* Is lower directory @fd empty but for our own files? */
-static int dir_only_internal(int fd)
-{
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dp;
-	struct dirent *de;
-	int ret = 1;
-
-	if (dfd < 0)
-		return -errno;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (strcmp(de->d_name, NAMES_DIRID_FILE)) {
-			ret = 0;
-			break;
-		}
-	}
-	closedir(dp);
-	return ret;
 }
 
 static void xfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct xfs *fs = xfs_of(req);
 	struct xinode *dir = inode_of(fs, parent);
-	uint8_t id[NAMES_DIRID_SIZE + 1];
 	struct lname ln;
-	size_t idlen = 0;
-	int err, fd = -1;
+	int err = name_enc_existing(fs, dir, name, &ln);
 
-	err = name_enc(fs, dir, name, &ln);
-	if (err == -EPERM)
-		err = -ENOENT;
-	if (err)
-		goto out;
-	err = caller_may_delete(req, dir->fd, ln.stored);
-	if (err)
-		goto out;
-	if (!fs->names) {
-		if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0)
-			err = -errno;
-		goto out;
-	}
-	fd = openat(dir->fd, ln.stored, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = dir_only_internal(fd);
-	if (err == 0)
-		err = -ENOTEMPTY;
-	if (err < 0)
-		goto out;
-	/* keep the dirid to put it back if the rmdir itself fails */
-	(void)read_all_at(fd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
-	err = unlink_dirid(fd);
-	if (err)
-		goto out;
-	if (unlinkat(dir->fd, ln.stored, AT_REMOVEDIR) != 0) {
-		err = -errno;
-		if (idlen == NAMES_DIRID_SIZE)
-			(void)write_new_at(fs, fd, NAMES_DIRID_FILE, id,
-					   idlen);
-		goto out;
-	}
-	err = 0;
-	sidecar_drop(dir, &ln);
-out:
-	if (fd >= 0)
-		close(fd);
+	if (!err)
+		err = caller_may_delete(req, dir->fd, ln.stored);
+	if (!err)
+		err = dirops_rmdir(&fs->dops, dir->fd, &ln);
 	fuse_reply_err(req, -err);
-}
-
-/*
- * renameat2() of lower entries. A directory may replace an empty
- * directory, but the lower target still holds its xtsfs.dirid: drop it
- * first (as rmdir does) and put it back if the rename fails.
- */
-static int rename_lower(struct xfs *fs, struct xinode *d1, const char *s1,
-			struct xinode *d2, const char *s2, unsigned int flags)
-{
-	uint8_t id[NAMES_DIRID_SIZE + 1];
-	struct stat a, b;
-	size_t idlen = 0;
-	int tfd = -1, err;
-
-	if (renameat2(d1->fd, s1, d2->fd, s2, flags) == 0)
-		return 0;
-	err = -errno;
-	if (err != -ENOTEMPTY && err != -EEXIST)
-		return err;
-	if (!fs->names || (flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) ||
-	    fstatat(d1->fd, s1, &a, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    fstatat(d2->fd, s2, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    !S_ISDIR(a.st_mode) || !S_ISDIR(b.st_mode))
-		return err;
-	tfd = openat(d2->fd, s2, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tfd < 0)
-		return err;
-	if (dir_only_internal(tfd) != 1) {
-		close(tfd);
-		return -ENOTEMPTY;
-	}
-	(void)read_all_at(tfd, NAMES_DIRID_FILE, id, sizeof(id), &idlen);
-	err = unlink_dirid(tfd);
-	if (err) {
-		close(tfd);
-		return err;
-	}
-	err = 0;
-	if (renameat2(d1->fd, s1, d2->fd, s2, flags) != 0) {
-		err = -errno;
-		if (idlen == NAMES_DIRID_SIZE)
-			(void)write_new_at(fs, tfd, NAMES_DIRID_FILE, id,
-					   idlen);
-	}
-	close(tfd);
-	return err;
 }
 
 static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -1368,9 +921,7 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	err = name_enc(fs, d1, name, &l1);
-	if (err == -EPERM)
-		err = -ENOENT;
+	err = name_enc_existing(fs, d1, name, &l1);
 	if (!err)
 		err = name_enc(fs, d2, newname, &l2);
 	/*
@@ -1383,23 +934,9 @@ static void xfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && !(flags & RENAME_NOREPLACE))
 		err = caller_may_delete(req, d2->fd, l2.stored);
 	if (!err)
-		err = sidecar_make(fs, d2, &l2);
-	if (!err && (flags & RENAME_EXCHANGE))
-		err = sidecar_make(fs, d1, &l1);
-	if (err)
-		goto out;
-	err = rename_lower(fs, d1, l1.stored, d2, l2.stored, flags);
-	if (err)
-		goto out;
-	if (flags & RENAME_WHITEOUT) {
+		err = dirops_rename(&fs->dops, d1->fd, &l1, d2->fd, &l2, flags);
+	if (!err && (flags & RENAME_WHITEOUT))
 		own_by_caller(req, d1->fd, l1.stored, S_IFCHR); /* as ext4 */
-		goto out;
-	}
-	/* names stay with their slots; only a moved-away long name drops */
-	if (!(flags & RENAME_EXCHANGE) &&
-	    !(d1 == d2 && !strcmp(l1.stored, l2.stored)))
-		sidecar_drop(d1, &l1);
-out:
 	fuse_reply_err(req, -err);
 }
 
@@ -1704,7 +1241,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	err = name_enc(fs, dir, name, &ln);
 	if (!err)
-		err = sidecar_make(fs, dir, &ln);
+		err = dirops_sidecar_make(&fs->dops, dir->fd, &ln);
 	if (err)
 		goto fail;
 	lflags = (lower_flags(fi->flags, &writable) & ~O_ACCMODE) | O_RDWR |
@@ -1731,7 +1268,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (fd < 0) {
 		err = -errno;
 		if (err != -EEXIST)
-			sidecar_drop(dir, &ln);
+			dirops_sidecar_drop(dir->fd, &ln);
 		goto fail;
 	}
 	if (made)
@@ -1739,7 +1276,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = do_lookup_stored(fs, dir, ln.stored, 0, &e);
 	if (err) {
 		if (made)
-			undo_make(dir, &ln, false);
+			dirops_undo_make(dir->fd, &ln, false);
 		goto fail;
 	}
 	in = inode_of(fs, e.ino);
@@ -1748,7 +1285,7 @@ static void xfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		inode_forget(fs, in, 1);
 		if (made) { /* e.g. no space for the header: leave nothing */
 			unlinkat(dir->fd, ln.stored, 0);
-			sidecar_drop(dir, &ln);
+			dirops_sidecar_drop(dir->fd, &ln);
 		}
 		goto fail;
 	}

@@ -23,6 +23,7 @@
 
 #include "bdi.h"
 #include "content.h"
+#include "dirops.h"
 #include "durable.h"
 #include "itable.h"
 #include "names.h"
@@ -50,6 +51,7 @@ struct xfs {
 	struct bdi_tune readahead;    /* applied at the first open */
 	struct durable durable;       /* dirids and sidecars to sync */
 	struct prefetch prefetch;     /* dirids read ahead */
+	struct dirops dops;           /* directory operations (xfs_init) */
 	struct xinode *root;          /* FUSE_ROOT_ID, not in the table */
 	struct itable inodes;         /* every other inode the kernel knows */
 };
