@@ -227,18 +227,32 @@ out:
 	return err;
 }
 
-/* see dirops.h */
-int dirops_sidecar_make(const struct dirops *d, int dirfd,
-			const struct lname *ln)
+/*
+ * The sidecar of @ln, made if it is long and not there: *@made says
+ * whether this call made it (and an undo may drop it).
+ */
+static int sidecar_new(const struct dirops *d, int dirfd,
+		       const struct lname *ln, bool *made)
 {
 	char side[NAMES_STORED_MAX + 1];
 	int err;
 
+	*made = false;
 	if (!ln->is_long)
 		return 0;
 	names_long_sidecar(side, ln->stored);
 	err = write_new_at(d, dirfd, side, ln->full, strlen(ln->full));
+	*made = !err;
 	return err == -EEXIST ? 0 : err;
+}
+
+/* see dirops.h */
+int dirops_sidecar_make(const struct dirops *d, int dirfd,
+			const struct lname *ln)
+{
+	bool made;
+
+	return sidecar_new(d, dirfd, ln, &made);
 }
 
 /* see dirops.h */
@@ -536,25 +550,6 @@ static int rename_lower(const struct dirops *d, int d1fd, const char *s1,
 	close(tfd);
 	explicit_bzero(id, sizeof(id));
 	return err;
-}
-
-/*
- * The sidecar of @ln, made if it is long and not there: *@made says
- * whether this call made it (and an undo may drop it).
- */
-static int sidecar_new(const struct dirops *d, int dirfd,
-		       const struct lname *ln, bool *made)
-{
-	char side[NAMES_STORED_MAX + 1];
-	int err;
-
-	*made = false;
-	if (!ln->is_long)
-		return 0;
-	names_long_sidecar(side, ln->stored);
-	err = write_new_at(d, dirfd, side, ln->full, strlen(ln->full));
-	*made = !err;
-	return err == -EEXIST ? 0 : err;
 }
 
 /* see dirops.h */
