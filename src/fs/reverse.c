@@ -47,12 +47,13 @@ enum rkind {
 
 /* struct rinode - one object of the view. */
 struct rinode {
-	struct rinode *next;      /* hash chain; table_lock */
-	enum rkind kind;          /* what it is */
-	uint64_t k1, k2;          /* identity: REAL (dev, ino); else synthetic */
+	/*
+	 * First: the table's key, (enum rkind, k1, k2): REAL (dev, ino),
+	 * else synthetic; and the kernel's references.
+	 */
+	struct itable_node node;
 	int fd;                   /* REAL: O_PATH of the plaintext object */
 	mode_t type;              /* S_IFMT of what the view shows */
-	uint64_t nlookup;         /* kernel references; table_lock */
 	pthread_mutex_t lock;     /* ids below */
 	bool ids_ok;              /* id[] is derived */
 	uint8_t id[16];           /* REAL dir: dirid; REAL file: file id */
@@ -91,12 +92,11 @@ static uint64_t mix64(uint64_t a, uint64_t b)
 	return h ^ (h >> 29);
 }
 
-/* ---- the inode table ---------------------------------------------------- */
+/* ---- the inode table (itable.h) ------------------------------------------ */
 
-static size_t rbucket(const struct rfs *fs, enum rkind kind, uint64_t k1,
-		      uint64_t k2)
+static struct rinode *rinode_ofnode(struct itable_node *n)
 {
-	return (size_t)mix64(mix64(kind, k1), k2) & (fs->table_size - 1);
+	return (struct rinode *)(void *)n; /* node is the first member */
 }
 
 static void rinode_free(struct rinode *in)
@@ -108,6 +108,11 @@ static void rinode_free(struct rinode *in)
 	free(in);
 }
 
+static void rinode_free_node(struct itable_node *n)
+{
+	rinode_free(rinode_ofnode(n));
+}
+
 /*
  * Find or add the inode (@kind, @k1, @k2), taking a reference. @fd is
  * consumed; @content (malloc'd) too.
@@ -116,88 +121,61 @@ static struct rinode *rinode_get(struct rfs *fs, enum rkind kind, uint64_t k1,
 				 uint64_t k2, int fd, mode_t type,
 				 uint8_t *content, size_t clen)
 {
-	struct rinode *in;
-	size_t b;
+	struct itable_node *n = itable_ref(&fs->inodes, kind, k1, k2);
+	struct rinode *in, *got;
 
-	pthread_mutex_lock(&fs->table_lock);
-	b = rbucket(fs, kind, k1, k2);
-	for (in = fs->table[b]; in; in = in->next)
-		if (in->kind == kind && in->k1 == k1 && in->k2 == k2)
-			break;
-	if (in) {
-		in->nlookup++;
-		pthread_mutex_unlock(&fs->table_lock);
+	if (n) {
 		if (fd >= 0)
 			close(fd);
 		free(content);
-		return in;
+		return rinode_ofnode(n);
 	}
 	in = calloc(1, sizeof(*in));
 	if (!in) {
-		pthread_mutex_unlock(&fs->table_lock);
 		if (fd >= 0)
 			close(fd);
 		free(content);
 		return NULL;
 	}
-	in->kind = kind;
-	in->k1 = k1;
-	in->k2 = k2;
+	in->node.kind = kind;
+	in->node.k1 = k1;
+	in->node.k2 = k2;
 	in->fd = fd;
 	in->type = type;
-	in->nlookup = 1;
 	in->content = content;
 	in->clen = clen;
 	in->vino = kind == R_REAL ? k2 : mix64(mix64(kind, k1), k2) | (1ull << 63);
 	pthread_mutex_init(&in->lock, NULL);
-	in->next = fs->table[b];
-	fs->table[b] = in;
-	pthread_mutex_unlock(&fs->table_lock);
-	return in;
+	got = rinode_ofnode(itable_insert(&fs->inodes, &in->node));
+	if (got != in)
+		rinode_free(in); /* a concurrent lookup added it first */
+	return got;
 }
 
 static void rinode_forget(struct rfs *fs, struct rinode *in, uint64_t n)
 {
-	struct rinode **pp;
-
-	if (in == fs->root)
-		return;
-	pthread_mutex_lock(&fs->table_lock);
-	if (in->nlookup > n) {
-		in->nlookup -= n;
-		pthread_mutex_unlock(&fs->table_lock);
-		return;
-	}
-	for (pp = &fs->table[rbucket(fs, in->kind, in->k1, in->k2)]; *pp;
-	     pp = &(*pp)->next)
-		if (*pp == in) {
-			*pp = in->next;
-			break;
-		}
-	pthread_mutex_unlock(&fs->table_lock);
-	rinode_free(in);
+	if (in != fs->root && itable_forget(&fs->inodes, &in->node, n))
+		rinode_free(in);
 }
 
 /* see reverse.h */
 int rfs_init(struct rfs *fs)
 {
 	struct stat st;
+	int err = itable_init(&fs->inodes, 4096);
 
-	pthread_mutex_init(&fs->table_lock, NULL);
-	fs->table_size = 4096;
-	fs->table = calloc(fs->table_size, sizeof(*fs->table));
-	if (!fs->table)
-		return -ENOMEM;
+	if (err)
+		return err;
 	if (fstatat(fs->root_fd, "", &st, AT_EMPTY_PATH) != 0)
 		return -errno;
 	fs->root = calloc(1, sizeof(*fs->root));
 	if (!fs->root)
 		return -ENOMEM;
-	fs->root->kind = R_REAL;
+	fs->root->node.kind = R_REAL;
 	fs->root->fd = fs->root_fd;
 	fs->root->type = S_IFDIR;
-	fs->root->k1 = st.st_dev;
-	fs->root->k2 = st.st_ino;
+	fs->root->node.k1 = st.st_dev;
+	fs->root->node.k2 = st.st_ino;
 	fs->root->vino = st.st_ino;
 	fs->root->ids_ok = true; /* the root's dirid is zero (FORMAT 4.2) */
 	pthread_mutex_init(&fs->root->lock, NULL);
@@ -207,15 +185,7 @@ int rfs_init(struct rfs *fs)
 /* see reverse.h */
 void rfs_destroy(struct rfs *fs)
 {
-	for (size_t i = 0; i < fs->table_size; i++) {
-		struct rinode *in = fs->table[i], *next;
-
-		for (; in; in = next) {
-			next = in->next;
-			rinode_free(in);
-		}
-	}
-	free(fs->table);
+	itable_destroy(&fs->inodes, rinode_free_node);
 	if (fs->root)
 		rinode_free(fs->root);
 	fs->root = NULL;
@@ -358,7 +328,7 @@ static int inode_attr(struct rfs *fs, struct rinode *in, struct stat *st)
 {
 	struct stat root;
 
-	if (in->kind == R_REAL)
+	if (in->node.kind == R_REAL)
 		return real_attr(fs, in, st);
 	memset(st, 0, sizeof(*st));
 	if (fstatat(fs->root_fd, "", &root, AT_EMPTY_PATH) == 0) {
@@ -617,7 +587,7 @@ static int do_rlookup(struct rfs *fs, struct rinode *dir, const char *n,
 		/* mtime from the dirid: a new dirid never keeps an old mtime */
 		mt.tv_sec = (time_t)((uint32_t)id[0] | (uint32_t)id[1] << 8 |
 				     (uint32_t)id[2] << 16 | (uint32_t)(id[3] & 0x7f) << 24);
-		return virt_entry(fs, R_DIRID, dir->k1, dir->k2, id, 16, mt, e);
+		return virt_entry(fs, R_DIRID, dir->node.k1, dir->node.k2, id, 16, mt, e);
 	}
 	if (dir == fs->root && names_is_link_ref(n)) {
 		char *full = malloc(NAMES_TARGET_MAX);
@@ -648,7 +618,7 @@ static int do_rlookup(struct rfs *fs, struct rinode *dir, const char *n,
 
 			if (!c)
 				return -ENOMEM;
-			return virt_entry(fs, R_SIDECAR, dir->k2, str_hash(n),
+			return virt_entry(fs, R_SIDECAR, dir->node.k2, str_hash(n),
 					  (uint8_t *)c, strlen(c), mt, e);
 		}
 		return real_entry(fs, dir, plain, e);
@@ -747,7 +717,7 @@ static void rfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (in->kind != R_REAL) {
+	if (in->node.kind != R_REAL) {
 		fi->fh = (uint64_t)-1;
 		fi->keep_cache = 1;
 		fuse_reply_open(req, fi);
@@ -836,7 +806,7 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct stat st;
 	int fd = (int)fi->fh, err = 0;
 
-	if (in->kind != R_REAL) {
+	if (in->node.kind != R_REAL) {
 		size_t len = o >= in->clen ? 0 : in->clen - o < size ?
 			     in->clen - o : size;
 
@@ -998,14 +968,14 @@ static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
 		if (!err && lg) {
 			names_long_sidecar(side, stored);
 			err = rdir_add(d, &cap, side, DT_REG,
-				       mix64(mix64(R_SIDECAR, dir->k2),
+				       mix64(mix64(R_SIDECAR, dir->node.k2),
 					     str_hash(side)) | (1ull << 63));
 		}
 	}
 	closedir(dp);
 	if (!err && fs->names && dir != fs->root)
 		err = rdir_add(d, &cap, NAMES_DIRID_FILE, DT_REG,
-			       mix64(mix64(R_DIRID, dir->k1), dir->k2) | (1ull << 63));
+			       mix64(mix64(R_DIRID, dir->node.k1), dir->node.k2) | (1ull << 63));
 	if (!err && dir == fs->root) {
 		err = rdir_add(d, &cap, VOL_FILE_NAME, DT_REG,
 			       mix64(mix64(R_HEADER, 0), 0) | (1ull << 63));

@@ -17,6 +17,7 @@
 
 #include "bdi.h"
 #include "cmac.h"
+#include "itable.h"
 #include "names.h"
 #include "xts.h"
 
@@ -30,10 +31,8 @@ struct rfs {
 	struct aes_cmac_key *idkey;     /* header key: id derivation (locked) */
 	const char *mountpoint;         /* for log lines */
 	struct bdi_tune readahead;      /* applied at the first open */
-	struct rinode *root;            /* FUSE_ROOT_ID */
-	pthread_mutex_t table_lock;     /* protects the table */
-	struct rinode **table;          /* inodes by identity */
-	size_t table_size;              /* buckets, a power of two */
+	struct rinode *root;            /* FUSE_ROOT_ID, not in the table */
+	struct itable inodes;           /* the rest, by (kind, k1, k2) */
 };
 
 /* rfs_init() - the root inode. Return: 0 or -errno. */
