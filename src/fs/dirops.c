@@ -60,6 +60,21 @@ int dirops_read_small(int dirfd, const char *name, void *buf, size_t max,
 }
 
 /* see dirops.h */
+int dirops_opendir(int fd, DIR **out)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -errno;
+	*out = fdopendir(dfd);
+	if (!*out) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* see dirops.h */
 int dirops_read_dirid(int dirfd, uint8_t out[NAMES_DIRID_SIZE])
 {
 	uint8_t buf[NAMES_DIRID_SIZE + 1];
@@ -440,18 +455,13 @@ static int unlink_dirid(int fd)
 /* Is lower directory @fd empty but for our own files? 1, 0 or -errno. */
 static int dir_only_internal(int fd)
 {
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp;
 	struct dirent *de;
-	int ret = 1;
+	int ret = dirops_opendir(fd, &dp);
 
-	if (dfd < 0)
-		return -errno;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
+	if (ret)
+		return ret;
+	ret = 1;
 	while ((de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

@@ -15,6 +15,7 @@
 #ifndef XTSFS_DIROPS_H
 #define XTSFS_DIROPS_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,13 @@ struct lname {
  */
 int dirops_read_small(int dirfd, const char *name, void *buf, size_t max,
 		      size_t *len);
+
+/*
+ * dirops_opendir() - a directory stream of directory @fd (any descriptor,
+ * O_PATH included; @fd stays open and untouched) in *@out, for closedir().
+ * Return: 0 or -errno (-ENOMEM if no stream could be made).
+ */
+int dirops_opendir(int fd, DIR **out);
 
 /*
  * dirops_read_dirid() - the dirid of lower directory @dirfd (FORMAT 4.2).

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "content.h"
+#include "dirops.h"
 #include "fileheader.h"
 #include "layout.h"
 #include "volume.h"
@@ -408,18 +409,13 @@ static uint64_t str_hash(const char *s)
 static int find_long(struct rfs *fs, struct rinode *dir, const char *n,
 		     char plain[256], char full[NAMES_FULL_MAX], bool *sidecar)
 {
-	int dfd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp;
 	struct dirent *de;
-	int err = -ENOENT;
+	int err = dirops_opendir(dir->fd, &dp);
 
-	if (dfd < 0)
-		return -errno;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
+	if (err)
+		return err;
+	err = -ENOENT;
 	while ((de = readdir(dp))) {
 		char stored[NAMES_STORED_MAX + 1], side[NAMES_STORED_MAX + 1];
 		bool lg;
@@ -453,22 +449,13 @@ typedef int (*link_fn)(struct rfs *fs, const char *stored, const char *full,
 static int walk_links(struct rfs *fs, int dirfd, link_fn fn, void *arg,
 		      int depth)
 {
-	int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp;
 	struct dirent *de;
-	int err = 0;
+	int err = depth > 256 ? -ELOOP : dirops_opendir(dirfd, &dp);
 
 	/* a directory we cannot read has no symlinks we can show: skip it */
-	if (dfd < 0 || depth > 256) {
-		if (dfd >= 0)
-			close(dfd);
-		return 0;
-	}
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
+	if (err)
+		return err == -ENOMEM ? err : 0;
 	while (!err && (de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -938,19 +925,13 @@ static int list_link(struct rfs *fs, const char *stored, const char *full,
 
 static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
 {
-	int dfd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t cap = 0;
 	DIR *dp;
 	struct dirent *de;
-	int err = 0;
+	int err = dirops_opendir(dir->fd, &dp);
 
-	if (dfd < 0)
-		return -errno;
-	dp = fdopendir(dfd);
-	if (!dp) {
-		close(dfd);
-		return -ENOMEM;
-	}
+	if (err)
+		return err;
 	err = rdir_add(d, &cap, ".", DT_DIR, dir->vino);
 	if (!err)
 		err = rdir_add(d, &cap, "..", DT_DIR, 0);
