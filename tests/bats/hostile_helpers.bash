@@ -152,6 +152,20 @@ start_daemon() {
 	return "$rc"
 }
 
+# same_as_native WANT WHAT: the native directory's result $ref is WANT
+# and the mount's $got is the same; else say WHAT happened and fail.
+same_as_native() {
+	echo "native: $ref; xtsfs: $got"
+	[ "$ref" = "$1" ] || {
+		echo "the native directory gave $ref, not $1" >&2
+		return 1
+	}
+	[ "$got" = "$ref" ] || {
+		echo "$2: $got (native: $ref)" >&2
+		return 1
+	}
+}
+
 # alive: the last daemon still runs and its mount is there.
 alive() {
 	if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
