@@ -40,7 +40,8 @@
  * not written).
  */
 int aes_kw_wrap(uint8_t *dst, const uint8_t *src, size_t len,
-		const uint8_t kek[32]);
+		const uint8_t kek[32])
+	__attribute__((warn_unused_result));
 
 /*
  * aes_kw_unwrap() - unwrap and verify (RFC 3394 section 2.2.2 and 2.2.3).
@@ -60,6 +61,7 @@ int aes_kw_wrap(uint8_t *dst, const uint8_t *src, size_t len,
  * written); -EBADMSG if the integrity check failed (@dst wiped).
  */
 int aes_kw_unwrap(uint8_t *dst, const uint8_t *src, size_t len,
-		  const uint8_t kek[32]);
+		  const uint8_t kek[32])
+	__attribute__((warn_unused_result));
 
 #endif /* XTSFS_KEYWRAP_H */

@@ -98,6 +98,7 @@ void aes_siv_encrypt(const struct aes_siv_key *k, uint8_t *out,
  */
 int aes_siv_decrypt(const struct aes_siv_key *k, uint8_t *out,
 		    const uint8_t *in, size_t len, const struct siv_ad *ad,
-		    size_t nad);
+		    size_t nad)
+	__attribute__((warn_unused_result));
 
 #endif /* XTSFS_SIV_H */

@@ -127,7 +127,8 @@ const struct xts_backend *xts_backend_find(const char *name);
  * cannot run it; -EIO if its self-test failed. xts_choose_error()
  * describes the last failure in one line for the user.
  */
-int xts_choose(const char *want, const struct xts_backend **out);
+int xts_choose(const char *want, const struct xts_backend **out)
+	__attribute__((warn_unused_result));
 const char *xts_choose_error(void);
 
 /*
@@ -135,7 +136,8 @@ const char *xts_choose_error(void);
  * ciphertext stealing, and one multi-unit call against unit-by-unit
  * results). Uses only fixed public test keys. Return: 0 or -EIO.
  */
-int xts_selftest(const struct xts_backend *be);
+int xts_selftest(const struct xts_backend *be)
+	__attribute__((warn_unused_result));
 
 /*
  * xts_ctx_new() - a keyed context in locked memory.
@@ -144,7 +146,8 @@ int xts_selftest(const struct xts_backend *be);
  * Return: 0; -EINVAL for equal halves; -ENOMEM.
  */
 int xts_ctx_new(struct xts_ctx **out, const struct xts_backend *be,
-		const uint8_t key[XTS_KEY_SIZE]);
+		const uint8_t key[XTS_KEY_SIZE])
+	__attribute__((warn_unused_result));
 
 /* xts_ctx_free() - wipe and free @ctx; NULL is allowed. */
 void xts_ctx_free(struct xts_ctx *ctx);
@@ -156,10 +159,12 @@ void xts_ctx_free(struct xts_ctx *ctx);
  */
 int xts_encrypt_units(const struct xts_ctx *ctx, uint8_t *dst,
 		      const uint8_t *src, size_t nunits,
-		      const uint8_t id[XTS_ID_SIZE], uint64_t first_unit);
+		      const uint8_t id[XTS_ID_SIZE], uint64_t first_unit)
+	__attribute__((warn_unused_result));
 int xts_decrypt_units(const struct xts_ctx *ctx, uint8_t *dst,
 		      const uint8_t *src, size_t nunits,
-		      const uint8_t id[XTS_ID_SIZE], uint64_t first_unit);
+		      const uint8_t id[XTS_ID_SIZE], uint64_t first_unit)
+	__attribute__((warn_unused_result));
 
 /*
  * xts_encrypt_one() / xts_decrypt_one() - one data unit of @len bytes
@@ -168,10 +173,12 @@ int xts_decrypt_units(const struct xts_ctx *ctx, uint8_t *dst,
  */
 int xts_encrypt_one(const struct xts_ctx *ctx, uint8_t *dst,
 		    const uint8_t *src, size_t len,
-		    const uint8_t tweak_in[XTS_BLOCK_SIZE]);
+		    const uint8_t tweak_in[XTS_BLOCK_SIZE])
+	__attribute__((warn_unused_result));
 int xts_decrypt_one(const struct xts_ctx *ctx, uint8_t *dst,
 		    const uint8_t *src, size_t len,
-		    const uint8_t tweak_in[XTS_BLOCK_SIZE]);
+		    const uint8_t tweak_in[XTS_BLOCK_SIZE])
+	__attribute__((warn_unused_result));
 
 /*
  * xts_unit_tweak() - the tweak input of unit @unit of file @id:

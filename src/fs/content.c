@@ -12,6 +12,7 @@
  * hole and reads as zeros.
  */
 #include "content.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,14 +149,50 @@ static uint8_t *bounce_get(size_t len)
 }
 
 /* see content.h */
-uint8_t *content_scratch(unsigned slot, size_t len)
+uint8_t *content_scratch(enum scratch_slot slot, size_t len)
 {
-	if (slot == 0 || slot >= CONTENT_SCRATCH_SLOTS)
-		return NULL;
-	return tls_buffer(slot, len);
+	if (slot < SCRATCH_REPLY || slot >= CONTENT_SCRATCH_SLOTS)
+		xtsfs_bug("content_scratch: slot %d", (int)slot);
+	return tls_buffer((unsigned)slot, len);
 }
 
 /* ---- one unit ----------------------------------------------------------- */
+
+/*
+ * The cipher calls. Each fails only on arguments outside its contract
+ * (a unit index that wraps 2^64, a unit length outside 16..2^24): no
+ * file can make them, units being bounded by file sizes, so a failure is
+ * a bug here, not bad data.
+ */
+static void enc_units(const struct xts_ctx *xts, uint8_t *c, const uint8_t *p,
+		      uint64_t n, const uint8_t id[16], uint64_t u)
+{
+	if (xts_encrypt_units(xts, c, p, (size_t)n, id, u) != 0)
+		xtsfs_bug("xts_encrypt_units: %llu units at unit %llu",
+			  (unsigned long long)n, (unsigned long long)u);
+}
+
+static void dec_units(const struct xts_ctx *xts, uint8_t *p, const uint8_t *c,
+		      uint64_t n, const uint8_t id[16], uint64_t u)
+{
+	if (xts_decrypt_units(xts, p, c, (size_t)n, id, u) != 0)
+		xtsfs_bug("xts_decrypt_units: %llu units at unit %llu",
+			  (unsigned long long)n, (unsigned long long)u);
+}
+
+static void enc_one(const struct xts_ctx *xts, uint8_t *c, const uint8_t *p,
+		    size_t len, const uint8_t tw[16])
+{
+	if (xts_encrypt_one(xts, c, p, len, tw) != 0)
+		xtsfs_bug("xts_encrypt_one: %zu bytes", len);
+}
+
+static void dec_one(const struct xts_ctx *xts, uint8_t *p, const uint8_t *c,
+		    size_t len, const uint8_t tw[16])
+{
+	if (xts_decrypt_one(xts, p, c, len, tw) != 0)
+		xtsfs_bug("xts_decrypt_one: %zu bytes", len);
+}
 
 /* Tweak input of the short tail of @n bytes in unit @u (FORMAT 3.5). */
 static void tail_tweak(uint8_t tw[16], const uint8_t id[16], uint64_t u,
@@ -183,10 +220,13 @@ static int unit_decrypt(const struct xts_ctx *xts, const uint8_t id[16],
 			memset(p, 0, len);
 			return 0;
 		}
-		if (len == U)
-			return xts_decrypt_units(xts, p, c, 1, id, u);
+		if (len == U) {
+			dec_units(xts, p, c, 1, id, u);
+			return 0;
+		}
 		xts_unit_tweak(tw, id, u);
-		return xts_decrypt_one(xts, p, c, len, tw);
+		dec_one(xts, p, c, len, tw);
+		return 0;
 	}
 	memcpy(blk, c, len);
 	memcpy(blk + len, slot + len, 16 - len);
@@ -195,7 +235,7 @@ static int unit_decrypt(const struct xts_ctx *xts, const uint8_t id[16],
 		return 0;
 	}
 	tail_tweak(tw, id, u, len);
-	xts_decrypt_one(xts, blk, blk, 16, tw);
+	dec_one(xts, blk, blk, 16, tw);
 	if (!all_zero(blk + len, 16 - len)) {
 		explicit_bzero(blk, sizeof(blk));
 		return -EIO; /* torn or tampered tail: no plaintext we trust */
@@ -216,18 +256,18 @@ static void unit_encrypt(const struct xts_ctx *xts, const uint8_t id[16],
 	uint8_t tw[16], blk[16];
 
 	if (len == U) {
-		xts_encrypt_units(xts, c, p, 1, id, u);
+		enc_units(xts, c, p, 1, id, u);
 		return;
 	}
 	if (!layout_is_tail_len(len)) {
 		xts_unit_tweak(tw, id, u);
-		xts_encrypt_one(xts, c, p, len, tw);
+		enc_one(xts, c, p, len, tw);
 		return;
 	}
 	memset(blk, 0, sizeof(blk));
 	memcpy(blk, p, len);
 	tail_tweak(tw, id, u, len);
-	xts_encrypt_one(xts, blk, blk, 16, tw);
+	enc_one(xts, blk, blk, 16, tw);
 	memcpy(c, blk, len);
 	memset(slot, 0, 16);
 	memcpy(slot + len, blk + len, 16 - len);
@@ -364,7 +404,7 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 		       !all_zero(p + run * U, U))
 			run++;
 		if (run) {
-			xts_decrypt_units(xts, p, p, run, hdr->id, u);
+			dec_units(xts, p, p, run, hdr->id, u);
 			u += run;
 			continue;
 		}
@@ -490,8 +530,8 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 			       off + len >= layout_unit_start(u + run + 1))
 				run++;
 			if (run) {
-				xts_encrypt_units(xts, c, buf + (start - off),
-						  run, hdr->id, u);
+				enc_units(xts, c, buf + (start - off), run,
+					  hdr->id, u);
 				u += run;
 				continue;
 			}
@@ -809,7 +849,7 @@ void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
 		       !(hole && hole[k + run]))
 			run++;
 		if (run) {
-			xts_encrypt_units(xts, c + k * U, p + k * U, run, id, u);
+			enc_units(xts, c + k * U, p + k * U, run, id, u);
 			k += run;
 			continue;
 		}

@@ -1330,7 +1330,7 @@ static void xfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	buf = content_scratch(1, size);
+	buf = content_scratch(SCRATCH_REPLY, size);
 	if (!buf) {
 		pthread_rwlock_unlock(&in->lock);
 		fuse_reply_err(req, ENOMEM);
@@ -1602,7 +1602,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct xfs *fs = xfs_of(req);
 	struct xinode *dir = inode_of(fs, ino);
 	struct xdir *d = (struct xdir *)(uintptr_t)fi->fh;
-	char *buf = (char *)content_scratch(1, size), *p = buf;
+	char *buf = (char *)content_scratch(SCRATCH_REPLY, size), *p = buf;
 	size_t rem = size;
 	int err = 0;
 

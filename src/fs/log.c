@@ -5,8 +5,10 @@
 #include "log.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -87,4 +89,20 @@ void xlog(const char *mountpoint, int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	xlog_v(mountpoint, prio, fmt, ap);
 	va_end(ap);
+}
+
+/* see log.h */
+void xtsfs_bug(const char *fmt, ...)
+{
+	char raw[512], msg[4 * sizeof(raw) + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	xlog_escape(msg, sizeof(msg), raw);
+	if (to_syslog)
+		syslog(LOG_CRIT, "internal error (a bug in xtsfs): %s", msg);
+	fprintf(stderr, "xtsfs: internal error (a bug in xtsfs): %s\n", msg);
+	abort();
 }

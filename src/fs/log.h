@@ -36,4 +36,13 @@ void xlog_to_syslog(void);
  */
 void xlog_escape(char *out, size_t size, const char *in);
 
+/*
+ * xtsfs_bug() - a broken internal invariant: a bug in xtsfs, never the
+ * fault of the data (bad data is an error code). Logs the message, as
+ * xlog() would, naming it a bug, and aborts: going on could write
+ * garbage where the user's data is.
+ */
+_Noreturn void xtsfs_bug(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
 #endif /* XTSFS_LOG_H */

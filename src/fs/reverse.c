@@ -812,7 +812,7 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > vsize - o)
 		size = (size_t)(vsize - o);
-	out = content_scratch(1, size);
+	out = content_scratch(SCRATCH_REPLY, size);
 	if (!out) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -838,8 +838,8 @@ static void rfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		u0 = sp.u0;
 		n = sp.n;
 		span = sp.len;
-		buf = content_scratch(2, n * U);
-		hole = (bool *)content_scratch(3, n * sizeof(*hole));
+		buf = content_scratch(SCRATCH_UNITS, n * U);
+		hole = (bool *)content_scratch(SCRATCH_HOLES, n * sizeof(*hole));
 		if (!buf || !hole) {
 			err = -ENOMEM;
 			goto fail;

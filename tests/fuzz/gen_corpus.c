@@ -379,6 +379,16 @@ static void gen_volkey(void)
 	put_str("volkey", "one-digit", -1, "a");
 }
 
+
+static void wrap_or_die(uint8_t *w, const uint8_t *key, size_t n,
+			const uint8_t kek[32])
+{
+	if (aes_kw_wrap(w, key, n, kek) != 0) {
+		fprintf(stderr, "aes_kw_wrap failed\n");
+		exit(1);
+	}
+}
+
 static void gen_keywrap(void)
 {
 	static const size_t lens[] = { 16, 24, VOL_BLOB_SIZE, 4096 };
@@ -391,7 +401,7 @@ static void gen_keywrap(void)
 		size_t n = lens[i];
 
 		fuzz_key(key + 2, n, 5 + (unsigned)i);
-		aes_kw_wrap(w, key + 2, n, kek);
+		wrap_or_die(w, key + 2, n, kek);
 		snprintf(tag, sizeof(tag), "unwrap-%zu", n);
 		put("keywrap", tag, 0, w, n + 8);
 		snprintf(tag, sizeof(tag), "unwrap-in-place-%zu", n);
@@ -408,7 +418,7 @@ static void gen_keywrap(void)
 	/* the KEK in the input */
 	memcpy(key, kek, 32);
 	fuzz_key(key + 32, VOL_BLOB_SIZE, 9);
-	aes_kw_wrap(w, key + 32, VOL_BLOB_SIZE, kek);
+	wrap_or_die(w, key + 32, VOL_BLOB_SIZE, kek);
 	memcpy(key + 32, w, VOL_WRAPPED_SIZE);
 	put("keywrap", "kek-in-input", 1, key, 32 + VOL_WRAPPED_SIZE);
 	key[0] ^= 1;

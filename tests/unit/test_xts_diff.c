@@ -62,27 +62,27 @@ static void check_one(const struct xts_backend *be, struct xts_ctx *ctx,
 
 	snprintf(what, sizeof(what), "%s encrypt len %zu src+%zu dst+%zu",
 		 be->name, len, so, doff);
-	xts_encrypt_one(ctx, ct + doff, pt + so, len, tw);
+	CHECK_OK(xts_encrypt_one(ctx, ct + doff, pt + so, len, tw));
 	if (!test_memeq(what, ct + doff, ref, len))
 		return;
 	snprintf(what, sizeof(what), "%s decrypt len %zu", be->name, len);
-	xts_decrypt_one(ctx, work + so, ct + doff, len, tw);
+	CHECK_OK(xts_decrypt_one(ctx, work + so, ct + doff, len, tw));
 	test_memeq(what, work + so, pt + so, len);
 
 	/* in place, at the odd offset */
 	memcpy(work + doff, pt + so, len);
-	xts_encrypt_one(ctx, work + doff, work + doff, len, tw);
+	CHECK_OK(xts_encrypt_one(ctx, work + doff, work + doff, len, tw));
 	snprintf(what, sizeof(what), "%s encrypt in place len %zu", be->name,
 		 len);
 	test_memeq(what, work + doff, ref, len);
-	xts_decrypt_one(ctx, work + doff, work + doff, len, tw);
+	CHECK_OK(xts_decrypt_one(ctx, work + doff, work + doff, len, tw));
 	snprintf(what, sizeof(what), "%s decrypt in place len %zu", be->name,
 		 len);
 	test_memeq(what, work + doff, pt + so, len);
 
 	/* core against core: the software core must agree byte for byte */
 	if (soft && len <= 65536) {
-		xts_encrypt_one(soft, work, pt + so, len, tw);
+		CHECK_OK(xts_encrypt_one(soft, work, pt + so, len, tw));
 		snprintf(what, sizeof(what), "%s vs software len %zu",
 			 be->name, len);
 		test_memeq(what, ct + doff, work, len);
@@ -107,22 +107,22 @@ static void check_units(const struct xts_backend *be, struct xts_ctx *ctx,
 	snprintf(what, sizeof(what),
 		 "%s encrypt_units n=%zu first=%llu (vs OpenSSL unit by unit)",
 		 be->name, nunits, (unsigned long long)first);
-	xts_encrypt_units(ctx, ct + off, pt, nunits, id, first);
+	CHECK_OK(xts_encrypt_units(ctx, ct + off, pt, nunits, id, first));
 	test_memeq(what, ct + off, ref, len);
 	for (size_t u = 0; u < nunits; u++) {
 		xts_unit_tweak(tw, id, first + u);
-		xts_encrypt_one(ctx, work + u * XTSFS_UNIT_SIZE,
-				pt + u * XTSFS_UNIT_SIZE, XTSFS_UNIT_SIZE, tw);
+		CHECK_OK(xts_encrypt_one(ctx, work + u * XTSFS_UNIT_SIZE,
+				pt + u * XTSFS_UNIT_SIZE, XTSFS_UNIT_SIZE, tw));
 	}
 	snprintf(what, sizeof(what), "%s encrypt_units n=%zu vs encrypt_one",
 		 be->name, nunits);
 	test_memeq(what, ct + off, work, len);
-	xts_decrypt_units(ctx, ct + off, ct + off, nunits, id, first);
+	CHECK_OK(xts_decrypt_units(ctx, ct + off, ct + off, nunits, id, first));
 	snprintf(what, sizeof(what), "%s decrypt_units in place n=%zu",
 		 be->name, nunits);
 	test_memeq(what, ct + off, pt, len);
 	memcpy(work + off, pt, len);
-	xts_encrypt_units(ctx, work + off, work + off, nunits, id, first);
+	CHECK_OK(xts_encrypt_units(ctx, work + off, work + off, nunits, id, first));
 	snprintf(what, sizeof(what), "%s encrypt_units in place n=%zu",
 		 be->name, nunits);
 	test_memeq(what, work + off, ref, len);
@@ -143,7 +143,7 @@ static void run_core(const struct xts_backend *be, int scale)
 		return;
 	}
 	if (be != &xts_backend_software)
-		xts_ctx_new(&soft, &xts_backend_software, key);
+		CHECK_OK(xts_ctx_new(&soft, &xts_backend_software, key));
 	for (size_t len = 16; len <= 1100; len++)
 		check_one(be, ctx, soft, key, len);
 	check_one(be, ctx, soft, key, MAX_LEN);
@@ -156,9 +156,9 @@ static void run_core(const struct xts_backend *be, int scale)
 			xts_ctx_free(soft);
 			soft = NULL;
 			random_key(key);
-			xts_ctx_new(&ctx, be, key);
+			CHECK_OK(xts_ctx_new(&ctx, be, key));
 			if (be != &xts_backend_software)
-				xts_ctx_new(&soft, &xts_backend_software, key);
+				CHECK_OK(xts_ctx_new(&soft, &xts_backend_software, key));
 		}
 		check_one(be, ctx, soft, key, random_len());
 	}

@@ -29,6 +29,9 @@ static int test_failures __attribute__((unused));
 		}                                                           \
 	} while (0)
 
+/* A call returning 0 on success, which must succeed here. */
+#define CHECK_OK(call) CHECK((call) == 0, "returned non-zero")
+
 static inline __attribute__((unused)) void
 test_hexdump(const char *label, const uint8_t *p, size_t len)
 {
