@@ -12,6 +12,7 @@
 #include "xfs.h"
 
 #include "dirops.h"
+#include "fuse_glue.h"
 #include "log.h"
 
 #include <dirent.h>
@@ -1734,25 +1735,6 @@ static void xfs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 	reply_sync(req, d->fd, datasync);
 }
 
-/* see xfs.h */
-void xfs_reply_statfs(fuse_req_t req, int root_fd)
-{
-	struct statvfs sv;
-	int fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || fstatvfs(fd, &sv) != 0) {
-		int err = errno;
-
-		if (fd >= 0)
-			close(fd);
-		fuse_reply_err(req, err);
-		return;
-	}
-	close(fd);
-	sv.f_namemax = 255;
-	fuse_reply_statfs(req, &sv);
-}
-
 /*
  * access(2) and chdir, asked only without default_permissions, when the
  * mounting user alone uses the mount: the lower object answers for that
@@ -1770,7 +1752,7 @@ static void xfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 static void xfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	(void)ino;
-	xfs_reply_statfs(req, xfs_of(req)->root_fd);
+	glue_reply_statfs(req, xfs_of(req)->root_fd);
 }
 
 /*
@@ -1801,12 +1783,9 @@ static void xfs_init_conn(void *userdata, struct fuse_conn_info *conn)
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	}
 	/* big requests: fewer round trips, many units per core call */
-	conn->max_write = 1u << 20;
-	conn->max_readahead = 1u << 20;
+	glue_conn_common(conn);
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
-	/* locks stay local to this kernel: the right thing for one host */
-	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 	/* let the kernel apply the umask before create/mkdir */
 	conn->want &= ~FUSE_CAP_DONT_MASK;
 }

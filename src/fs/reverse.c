@@ -33,7 +33,7 @@
 #include "fileheader.h"
 #include "layout.h"
 #include "volume.h"
-#include "xfs.h"
+#include "fuse_glue.h"
 
 #define H FILEHDR_SIZE     /* shorthands for buffer sizes; offsets: layout.h */
 #define U LAYOUT_UNIT_SIZE
@@ -1027,7 +1027,7 @@ static void rfs_releasedir(fuse_req_t req, fuse_ino_t ino,
 static void rfs_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	(void)ino;
-	xfs_reply_statfs(req, rfs_of(req)->root_fd);
+	glue_reply_statfs(req, rfs_of(req)->root_fd);
 }
 
 static void rfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
@@ -1051,13 +1051,7 @@ static void rfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void rfs_init_conn(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
-	/*
-	 * libfuse derives max_pages, hence the largest READ, from max_write:
-	 * raise it although nothing is written, so reads come in 1 MiB.
-	 */
-	conn->max_write = 1u << 20;
-	conn->max_readahead = 1u << 20;
-	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	glue_conn_common(conn);
 }
 
 const struct fuse_lowlevel_ops rfs_ops = {

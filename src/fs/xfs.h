@@ -81,13 +81,6 @@ extern const struct fuse_lowlevel_ops xfs_ops;
 void xfs_log(const struct xfs *fs, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/*
- * xfs_reply_statfs() - reply to statfs with the lower filesystem's
- * figures, name length 255 (any name fits, long ones by the long-name
- * scheme). Shared by normal and reverse mode.
- */
-void xfs_reply_statfs(fuse_req_t req, int root_fd);
-
 /* xfs_log_to_syslog() - switch xfs_log() to syslog (after daemonizing). */
 void xfs_log_to_syslog(void);
 

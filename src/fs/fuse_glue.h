@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fuse_glue.h - what the two FUSE front ends (forward: fuse_ops.c,
+ * reverse: reverse.c) share: the libfuse API version, connection
+ * settings and the statfs reply. Everything else they call is the core,
+ * which has no FUSE types (doc/DESIGN.md, "Layers").
+ */
+#ifndef XTSFS_FUSE_GLUE_H
+#define XTSFS_FUSE_GLUE_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+
+/*
+ * glue_conn_common() - the settings of every xtsfs connection: requests
+ * of up to 1 MiB (libfuse derives max_pages, hence the largest READ,
+ * from max_write, so reverse mode raises it too although nothing is
+ * written), and locks local to this kernel, the right thing for one
+ * host (doc/DESIGN.md).
+ */
+void glue_conn_common(struct fuse_conn_info *conn);
+
+/*
+ * glue_reply_statfs() - reply to statfs with the figures of the lower
+ * filesystem of @root_fd, name length 255: any name fits, long ones by
+ * the long-name scheme (FORMAT 4.4).
+ */
+void glue_reply_statfs(fuse_req_t req, int root_fd);
+
+#endif /* XTSFS_FUSE_GLUE_H */
