@@ -32,7 +32,8 @@
 #include "reverse.h"
 #include "secmem.h"
 #include "volume.h"
-#include "xfs.h"
+#include "fwd.h"
+#include "log.h"
 
 #define PROG "xtsfs"
 
@@ -452,7 +453,7 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 	*report_fd = -1;
 	(void)!chdir("/");
 	openlog(PROG, LOG_PID, LOG_DAEMON);
-	xfs_log_to_syslog();
+	xlog_to_syslog();
 	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
@@ -563,7 +564,7 @@ static int serve(struct opts *o, int report_fd)
 	struct vol_unlock_req req = { 0 };
 	struct common_pass pass;
 	struct vol v = { 0 };
-	struct xfs fs = { 0 };
+	struct fwd fs = { 0 };
 	struct xts_ctx *xts = NULL;
 	struct names_ctx *names = NULL;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -624,23 +625,22 @@ static int serve(struct opts *o, int report_fd)
 		goto out;
 	}
 
-	fs.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	fs.xts = xts;
-	fs.names = names;
-	fs.plaintext_names = names == NULL;
-	fs.readonly = o->readonly;
-	fs.writeback = o->writeback && !o->readonly;
-	fs.entry_timeout = o->entry_timeout;
-	fs.attr_timeout = o->attr_timeout;
-	fs.mountpoint = o->mountpoint;
-	fs.cipherdir = o->cipherdir;
-	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
-	fs.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
-	if (fs.root_fd < 0) {
+	fs.m.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fs.m.xts = xts;
+	fs.m.names = names;
+	fs.m.readonly = o->readonly;
+	fs.m.writeback = o->writeback && !o->readonly;
+	fs.m.entry_timeout = o->entry_timeout;
+	fs.m.attr_timeout = o->attr_timeout;
+	fs.m.mountpoint = o->mountpoint;
+	fs.m.cipherdir = o->cipherdir;
+	fs.m.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
+	fs.m.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
+	if (fs.m.root_fd < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		goto out;
 	}
-	rc = xfs_init(&fs);
+	rc = xm_init(&fs.m);
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(-rc));
 		goto out;
@@ -648,7 +648,7 @@ static int serve(struct opts *o, int report_fd)
 
 	if (session_args(o, "xtsfs", &args, &fsopts))
 		goto out;
-	se = fuse_session_new(&args, &xfs_ops, sizeof(xfs_ops), &fs);
+	se = fuse_session_new(&args, &fwd_ops, sizeof(fwd_ops), &fs);
 	fs.se = se;
 	if (!se) {
 		fprintf(stderr, PROG ": bad mount options: %s\n", o->fuse_opts ?
@@ -659,18 +659,18 @@ static int serve(struct opts *o, int report_fd)
 	ret = mount_and_detach(o, se, mnt_canon, &report_fd);
 	if (ret)
 		goto out;
-	xfs_log(&fs, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
+	xm_log(&fs.m, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
 		be->name, names ? "" : ", plaintext names");
 	ret = serve_loop(o, se);
-	xfs_log(&fs, LOG_INFO, "unmounted");
+	xm_log(&fs.m, LOG_INFO, "unmounted");
 out:
 	if (se)
 		fuse_session_destroy(se);
 	fuse_opt_free_args(&args);
 	free(fsopts);
 	free(mnt_canon);
-	if (fs.root)
-		xfs_destroy(&fs);
+	if (fs.m.root)
+		xm_destroy(&fs.m);
 	names_ctx_free(names);
 	xts_ctx_free(xts);
 	vol_close(&v);

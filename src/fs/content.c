@@ -451,169 +451,212 @@ static int reserve(int fd, uint64_t start, uint64_t len, bool seekable)
 	return -errno;
 }
 
-/* see content.h */
-ssize_t content_write(const struct xts_ctx *xts, int fd,
-		      const struct content_hdr *hdr, uint64_t *psize,
-		      const uint8_t *buf, size_t len, uint64_t off,
-		      unsigned flags)
+/* struct wr - one content_write() on its way. */
+struct wr {
+	const struct xts_ctx *xts;
+	const uint8_t *id;        /* the file id */
+	int fd;
+	uint64_t old, size;       /* plaintext size before and after */
+	uint64_t off, len;        /* the plaintext written */
+	uint64_t u0, u1, span;    /* its units, inclusive, and their bytes */
+	uint64_t uo;              /* growing: the old last unit ... */
+	uint32_t lo;              /* ... and its length */
+	bool short_last;          /* ... which is shorter than a unit */
+	bool fix;                 /* ... and lies before the write */
+	uint64_t ks, kl;          /* old plaintext range [ks, ks+kl) kept */
+	uint8_t *kc;              /* ... its old ciphertext */
+	uint8_t *cb;              /* the new ciphertext of the span */
+	bool tail_written;        /* the span ends in a new short tail */
+	uint8_t old_slot[16], new_slot[16];
+};
+
+/*
+ * A write that grows the file can fail part-way (ENOSPC, EFBIG) after it
+ * has overwritten what it overlaps of the old file; the restore then
+ * puts back the old size and the old ciphertext of [ks, old), so a
+ * failed write changes nothing. That is the part of the span inside the
+ * old size and, when the old last unit is short, that unit: growing
+ * turns it into a full one, encrypted anew in place, whether the write
+ * starts in it or beyond it (fix: then it is re-encrypted on its own);
+ * the old, shorter file would read the first bytes of the new ciphertext
+ * as its last unit. Appends at the end keep at most that short unit: one
+ * read.
+ */
+static int wr_keep(struct wr *w)
 {
-	const bool seekable = flags & CONTENT_HOLES_SEEKABLE;
-	const uint64_t old = *psize;
-	struct layout_span sp;
-	uint64_t size, u0, u1, u, span, uo = 0, ks = 0, kl = 0;
-	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
-	uint8_t tmp[U], fix_new[U];
-	uint32_t lo = 0;
-	bool fix = false, short_last = false, tail_written = false;
-	uint8_t *cb, *kc = NULL;
-	int err;
-
-	if (len == 0)
+	if (w->size > w->old && w->old > 0) {
+		w->uo = layout_last_unit(w->old);
+		w->lo = layout_unit_len(w->old, w->uo);
+		w->short_last = w->lo < U;
+		w->fix = w->short_last && w->uo < w->u0;
+		w->ks = layout_unit_start(w->u0) < w->old ?
+			layout_unit_start(w->u0) :
+			w->short_last ? layout_unit_start(w->uo) : w->old;
+		w->kl = w->old - w->ks;
+	}
+	if (!w->kl)
 		return 0;
-	if (off > CONTENT_MAX_SIZE || len > CONTENT_MAX_SIZE - off)
-		return -EFBIG;
-	size = off + len > old ? off + len : old;
-	layout_span(&sp, size, off, len);
-	u0 = sp.u0;
-	u1 = sp.u0 + sp.n - 1;
-	span = sp.len;
-
-	if (layout_has_tail(old)) {
-		err = read_slot(fd, old_slot);
-		if (err)
-			return err;
-	}
-	/*
-	 * A write that grows the file can fail part-way (ENOSPC, EFBIG)
-	 * after it has overwritten what it overlaps of the old file; the
-	 * restore below then puts back the old size and the old ciphertext
-	 * of [ks, old), so a failed write changes nothing. That is the part
-	 * of the span inside the old size and, when the old last unit is
-	 * short, that unit: growing turns it into a full one, encrypted
-	 * anew in place, whether the write starts in it or beyond it (fix:
-	 * then it is re-encrypted on its own); the old, shorter file would
-	 * read the first bytes of the new ciphertext as its last unit.
-	 * Appends at the end keep at most that short unit: one read.
-	 */
-	if (size > old && old > 0) {
-		uo = layout_last_unit(old);
-		lo = layout_unit_len(old, uo);
-		short_last = lo < U;
-		fix = short_last && uo < u0;
-		ks = layout_unit_start(u0) < old ? layout_unit_start(u0) :
-		     short_last ? layout_unit_start(uo) : old;
-		kl = old - ks;
-	}
-	if (kl) {
-		kc = tls_buffer(KEEP_SLOT, kl);
-		if (!kc)
-			return -ENOMEM;
-		err = read_exact(fd, kc, kl, layout_coff(ks));
-		if (err)
-			return err;
-	}
-
-	cb = bounce_get(span);
-	if (!cb)
+	w->kc = tls_buffer(KEEP_SLOT, w->kl);
+	if (!w->kc)
 		return -ENOMEM;
-	for (u = u0; u <= u1;) {
-		uint32_t nlen = layout_unit_len(size, u);
+	return read_exact(w->fd, w->kc, w->kl, layout_coff(w->ks));
+}
+
+/* The new ciphertext of the span into w->cb, from @buf. */
+static int wr_encrypt(struct wr *w, const uint8_t *buf)
+{
+	const uint64_t off = w->off, len = w->len;
+	uint8_t tmp[U];
+	int err = 0;
+
+	for (uint64_t u = w->u0; u <= w->u1;) {
+		uint32_t nlen = layout_unit_len(w->size, u);
 		uint64_t start = layout_unit_start(u);
-		uint8_t *c = cb + (u - u0) * U;
+		uint8_t *c = w->cb + (u - w->u0) * U;
 
 		if (off <= start && off + len >= start + nlen) {
 			/* wholly covered: encrypt straight from the caller */
 			uint64_t run = 0;
 
-			while (u + run <= u1 &&
-			       layout_unit_len(size, u + run) == U &&
+			while (u + run <= w->u1 &&
+			       layout_unit_len(w->size, u + run) == U &&
 			       off + len >= layout_unit_start(u + run + 1))
 				run++;
 			if (run) {
-				enc_units(xts, c, buf + (start - off), run,
-					  hdr->id, u);
+				enc_units(w->xts, c, buf + (start - off), run,
+					  w->id, u);
 				u += run;
 				continue;
 			}
-			unit_encrypt(xts, hdr->id, u, nlen, buf + (start - off),
-				     c, new_slot);
+			unit_encrypt(w->xts, w->id, u, nlen, buf + (start - off),
+				     c, w->new_slot);
 		} else {
 			/* partial: read, decrypt, patch, re-encrypt */
 			uint64_t from = off > start ? off : start;
 			uint64_t to = off + len < start + nlen ? off + len
 							       : start + nlen;
 
-			err = short_last && u == uo ?
-				old_last_plain(xts, hdr->id, uo, lo,
-					       kc + (layout_unit_start(uo) - ks),
-					       old_slot, tmp) :
-				unit_load(xts, fd, hdr->id, old, u, old_slot, tmp);
+			err = w->short_last && u == w->uo ?
+				old_last_plain(w->xts, w->id, w->uo, w->lo,
+					       w->kc + (start - w->ks),
+					       w->old_slot, tmp) :
+				unit_load(w->xts, w->fd, w->id, w->old, u,
+					  w->old_slot, tmp);
 			if (err)
-				return err;
+				break;
 			memcpy(tmp + (from - start), buf + (from - off),
 			       to - from);
-			unit_encrypt(xts, hdr->id, u, nlen, tmp, c, new_slot);
+			unit_encrypt(w->xts, w->id, u, nlen, tmp, c,
+				     w->new_slot);
 		}
 		if (layout_is_tail_len(nlen))
-			tail_written = true;
+			w->tail_written = true;
 		u++;
 	}
 	explicit_bzero(tmp, sizeof(tmp));
+	return err;
+}
 
-	/*
-	 * Fail on a full disk before overwriting anything: reserve the part
-	 * of the span inside the old size (holes in it need space too; with
-	 * CONTENT_HOLES_SEEKABLE a part without holes is skipped), and
-	 * the old short last unit a write beyond it rewrites in place (on a
-	 * copy-on-write filesystem even that needs space). What lies beyond
-	 * the old size needs no reservation: if writing it fails, the
-	 * restore path below truncates it away and puts the old last unit
-	 * back, so an append (most writes) costs no fallocate, and the lower
-	 * filesystem keeps its delayed allocation.
-	 */
-	err = old > layout_unit_start(u0) ?
-		reserve(fd, layout_unit_coff(u0),
-			old - layout_unit_start(u0) < span ?
-			old - layout_unit_start(u0) : span, seekable) : 0;
-	if (!err && fix)
-		err = reserve(fd, layout_unit_coff(uo), U, seekable);
-	if (err)
-		return err;
+/*
+ * Fail on a full disk before overwriting anything: reserve the part of
+ * the span inside the old size (holes in it need space too; with
+ * CONTENT_HOLES_SEEKABLE a part without holes is skipped), and the old
+ * short last unit a write beyond it rewrites in place (on a copy-on-write
+ * filesystem even that needs space). What lies beyond the old size needs
+ * no reservation: if writing it fails, the restore truncates it away and
+ * puts the old last unit back, so an append (most writes) costs no
+ * fallocate, and the lower filesystem keeps its delayed allocation.
+ */
+static int wr_reserve(const struct wr *w, bool seekable)
+{
+	uint64_t s0 = layout_unit_start(w->u0);
+	int err = w->old > s0 ?
+		  reserve(w->fd, layout_unit_coff(w->u0),
+			  w->old - s0 < w->span ? w->old - s0 : w->span,
+			  seekable) : 0;
 
-	if (fix) {
-		err = old_last_plain(xts, hdr->id, uo, lo, kc, old_slot,
-				     fix_new);
+	if (!err && w->fix)
+		err = reserve(w->fd, layout_unit_coff(w->uo), U, seekable);
+	return err;
+}
+
+/*
+ * Put back the old ciphertext the write overwrote and the old size (a
+ * longer file would reinterpret the old last unit).
+ */
+static void wr_restore(const struct wr *w)
+{
+	if (w->kl)
+		(void)pwrite_full(w->fd, w->kc, w->kl, layout_coff(w->ks));
+	if (w->size > w->old)
+		(void)!ftruncate(w->fd, (off_t)layout_coff(w->old));
+	if (layout_has_tail(w->old))
+		(void)write_slot(w->fd, w->old_slot);
+}
+
+/* Store what wr_encrypt() made; on failure put the old file back. */
+static int wr_store(struct wr *w)
+{
+	uint8_t fix_new[U];
+	int err = 0;
+
+	if (w->fix) {
+		err = old_last_plain(w->xts, w->id, w->uo, w->lo, w->kc,
+				     w->old_slot, fix_new);
 		if (err)
 			return err;
-		unit_encrypt(xts, hdr->id, uo, U, fix_new, fix_new, NULL);
-		err = pwrite_full(fd, fix_new, U, layout_unit_coff(uo));
-		if (err)
-			goto restore;
+		unit_encrypt(w->xts, w->id, w->uo, U, fix_new, fix_new, NULL);
+		err = pwrite_full(w->fd, fix_new, U, layout_unit_coff(w->uo));
 	}
-	err = pwrite_full(fd, cb, span, layout_unit_coff(u0));
+	if (!err)
+		err = pwrite_full(w->fd, w->cb, w->span,
+				  layout_unit_coff(w->u0));
+	/* a new tail slot, or zeros: no tail any more */
+	if (!err && (w->tail_written ||
+		     (layout_has_tail(w->old) && !layout_has_tail(w->size))))
+		err = write_slot(w->fd, w->new_slot);
 	if (err)
-		goto restore;
-	if (tail_written)
-		err = write_slot(fd, new_slot);
-	else if (layout_has_tail(old) && !layout_has_tail(size))
-		err = write_slot(fd, new_slot); /* zeros: no tail any more */
-	if (err)
-		goto restore;
-	*psize = size;
-	return (ssize_t)len;
-
-restore:
-	/*
-	 * Put back the old ciphertext the write overwrote and the old size
-	 * (a longer file would reinterpret the old last unit).
-	 */
-	if (kl)
-		(void)pwrite_full(fd, kc, kl, layout_coff(ks));
-	if (size > old)
-		(void)!ftruncate(fd, (off_t)layout_coff(old));
-	if (layout_has_tail(old))
-		(void)write_slot(fd, old_slot);
+		wr_restore(w);
 	return err;
+}
+
+/* see content.h */
+ssize_t content_write(const struct xts_ctx *xts, int fd,
+		      const struct content_hdr *hdr, uint64_t *psize,
+		      const uint8_t *buf, size_t len, uint64_t off,
+		      unsigned flags)
+{
+	struct wr w = { .xts = xts, .id = hdr->id, .fd = fd, .old = *psize,
+			.off = off, .len = len };
+	struct layout_span sp;
+	int err;
+
+	if (len == 0)
+		return 0;
+	if (off > CONTENT_MAX_SIZE || len > CONTENT_MAX_SIZE - off)
+		return -EFBIG;
+	w.size = off + len > w.old ? off + len : w.old;
+	layout_span(&sp, w.size, off, len);
+	w.u0 = sp.u0;
+	w.u1 = sp.u0 + sp.n - 1;
+	w.span = sp.len;
+	err = layout_has_tail(w.old) ? read_slot(fd, w.old_slot) : 0;
+	if (!err)
+		err = wr_keep(&w);
+	if (err)
+		return err;
+	w.cb = bounce_get(w.span);
+	if (!w.cb)
+		return -ENOMEM;
+	err = wr_encrypt(&w, buf);
+	if (!err)
+		err = wr_reserve(&w, flags & CONTENT_HOLES_SEEKABLE);
+	if (!err)
+		err = wr_store(&w);
+	if (err)
+		return err;
+	*psize = w.size;
+	return (ssize_t)len;
 }
 
 /* ---- truncate ----------------------------------------------------------- */

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * files.c - open regular files of the forward mount (mount.h): open and
+ * create, read, write, truncate, fallocate, seek, sync. The contents go
+ * through content.c under the node's lock: reads shared, every change
+ * alone, so a size never shows a half-done write.
+ */
+#include "mount_int.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* see mount_int.h */
+int reopen(const struct xnode *in, int flags)
+{
+	char path[64];
+	int fd;
+
+	proc_path(path, in->fd);
+	fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Record the lower file as we leave it (after our own writes), and tell
+ * whether it is still as we last saw it: only then may an open keep the
+ * kernel's page cache (nobody changed the cipher file behind our back).
+ */
+static bool seen_update(struct xnode *in, int fd, bool compare)
+{
+	return seen_check(in, fd, compare, 0);
+}
+
+/* Load the header of regular file @in (opened as @fd) if not loaded. */
+static int header_get(struct xmount *m, struct xnode *in, int fd, bool create)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&in->meta_lock);
+	if (!in->hdr_ok) {
+		err = content_read_header(fd, &in->hdr);
+		if (err == -ENODATA && create)
+			err = content_init_header(fd, &in->hdr);
+		if (!err)
+			in->hdr_ok = true;
+		else if (err == -EIO)
+			xm_log(m, LOG_ERR, "file (lower inode %llu): header "
+			       "corrupt or truncated",
+			       (unsigned long long)in->node.k2);
+	}
+	pthread_mutex_unlock(&in->meta_lock);
+	return err;
+}
+
+/* The plaintext size of lower file @fd; @st (may be NULL) gets its stat. */
+static int lower_psize_st(int fd, uint64_t *psize, struct stat *st)
+{
+	struct stat tmp;
+	int64_t ps;
+
+	if (!st)
+		st = &tmp;
+	if (fstat(fd, st) != 0)
+		return -errno;
+	ps = content_plain_size((uint64_t)st->st_size);
+	if (ps < 0)
+		return (int)ps;
+	*psize = (uint64_t)ps;
+	return 0;
+}
+
+static int lower_psize(int fd, uint64_t *psize)
+{
+	return lower_psize_st(fd, psize, NULL);
+}
+
+/* see mount_int.h */
+int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size)
+{
+	uint64_t ps;
+	int err;
+
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize(fd, &ps);
+	if (!err && size != ps) {
+		err = header_get(m, in, fd, true);
+		if (!err)
+			err = content_truncate(m->xts, fd, &in->hdr, &ps, size);
+		(void)seen_update(in, fd, false);
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return err;
+}
+
+/* Lower open flags for plaintext open flags @flags. */
+static int lower_flags(int flags, bool *writable)
+{
+	int acc = flags & O_ACCMODE;
+
+	*writable = acc != O_RDONLY;
+	/*
+	 * O_APPEND would make the lower pwrite ignore our offsets; O_TRUNC
+	 * would drop the header; writers need to read for partial units.
+	 */
+	flags &= ~(O_APPEND | O_TRUNC | O_CREAT | O_EXCL | O_NOFOLLOW |
+		   O_DIRECT | O_ACCMODE | O_NOCTTY);
+	return flags | (*writable ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+}
+
+/* The open(2) @flags with O_TRUNC of @in, whose header is loaded. */
+static int open_trunc(struct xmount *m, struct xnode *in, int fd,
+		      bool writable)
+{
+	/*
+	 * Linux truncates even for O_RDONLY | O_TRUNC (the kernel has
+	 * checked write permission): use a writable descriptor then.
+	 */
+	int wfd = writable ? fd : reopen(in, O_RDWR);
+	int err = wfd < 0 ? wfd : file_truncate(m, in, wfd, 0);
+
+	if (!err && !writable)
+		err = header_get(m, in, wfd, true);
+	if (wfd >= 0 && wfd != fd)
+		close(wfd);
+	return err;
+}
+
+/* A handle of @in on lower descriptor @fd (kept only on success). */
+static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
+		       bool writable, struct xhandle **out, bool *keep_cache)
+{
+	struct xhandle *h;
+	bool same = seen_update(in, fd, true);
+	int err;
+
+	err = bdi_tune_once(&m->readahead);
+	if (err)
+		xm_log(m, LOG_INFO, "readahead window left at the kernel "
+		       "default: %s", strerror(-err));
+	/*
+	 * A lower file changed behind our back may be a different file
+	 * altogether (another id): read its header again.
+	 */
+	if (!same) {
+		pthread_mutex_lock(&in->meta_lock);
+		in->hdr_ok = false;
+		pthread_mutex_unlock(&in->meta_lock);
+	}
+	err = header_get(m, in, fd, writable);
+	if (err == -ENODATA)
+		err = 0; /* an empty read-only file: no header needed yet */
+	if (!err && (flags & O_TRUNC))
+		err = open_trunc(m, in, fd, writable);
+	if (err)
+		return err;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->fd = fd;
+	h->in = in;
+	h->writable = writable;
+	*out = h;
+	*keep_cache = same && !(flags & O_TRUNC);
+	(void)seen_update(in, fd, false); /* after our own truncation */
+	return 0;
+}
+
+/* see mount.h */
+int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
+	    int flags, struct xhandle **h, bool *keep_cache)
+{
+	bool writable;
+	int fd, err;
+
+	if (in->type != S_IFREG)
+		return in->type == S_IFDIR ? -EISDIR : -EINVAL;
+	fd = reopen(in, lower_flags(flags, &writable));
+	if (fd < 0)
+		return fd;
+	err = handle_open(m, in, fd, flags, writable, h, keep_cache);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (flags & O_TRUNC)
+		kill_priv_fd(who, in, fd);
+	return 0;
+}
+
+/*
+ * Open or make the lower file @ln of @dir for xm_create(): the
+ * descriptor, *@made whether we made it.
+ */
+static int create_lower(const struct caller *who, struct xnode *dir,
+			const struct lname *ln, mode_t mode, int flags,
+			bool *made)
+{
+	bool writable;
+	int lflags = (lower_flags(flags, &writable) & ~O_ACCMODE) | O_RDWR |
+		     O_NOFOLLOW;
+	/* know whether we made the file, to remove it if the rest fails */
+	int fd = openat(dir->fd, ln->stored, lflags | O_CREAT | O_EXCL,
+			mode & 07777);
+	struct stat st;
+
+	*made = fd >= 0;
+	if (fd >= 0 || errno != EEXIST || (flags & O_EXCL))
+		return fd < 0 ? -errno : fd;
+	/*
+	 * The kernel thought the name absent (a stale negative entry), so
+	 * it checked nothing of the file that is there: check the caller's
+	 * access to it before opening it as root.
+	 */
+	fd = openat(dir->fd, ln->stored, lflags);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !caller_may_open(who, &st, flags)) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+/* see mount.h */
+int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
+	      const char *name, mode_t mode, int flags, struct xnode **out,
+	      struct stat *st, struct xhandle **h, bool *keep_cache)
+{
+	struct lname ln;
+	bool made = false;
+	int fd, err;
+
+	err = name_enc(m, dir, name, &ln);
+	if (!err)
+		err = dirops_sidecar_make(&m->dops, dir->fd, &ln);
+	if (err)
+		return err;
+	fd = create_lower(who, dir, &ln, mode, flags, &made);
+	if (fd < 0) {
+		if (fd != -EEXIST)
+			dirops_sidecar_drop(dir->fd, &ln);
+		return fd;
+	}
+	if (made)
+		own_by_caller(who, dir->fd, ln.stored, S_IFREG | mode);
+	err = xm_lookup_stored(m, dir, ln.stored, 0, out, st);
+	if (err) {
+		if (made)
+			dirops_undo_make(dir->fd, &ln, false);
+		close(fd);
+		return err;
+	}
+	err = handle_open(m, *out, fd, flags, true, h, keep_cache);
+	if (err) {
+		xm_forget(m, *out, 1);
+		*out = NULL;
+		if (made) { /* e.g. no space for the header: leave nothing */
+			unlinkat(dir->fd, ln.stored, 0);
+			dirops_sidecar_drop(dir->fd, &ln);
+		}
+		close(fd);
+		return err;
+	}
+	if (!made && (flags & O_TRUNC))
+		kill_priv_fd(who, *out, fd);
+	/* the header was just written: report the (empty) size again */
+	(void)xm_getattr(m, *out, st);
+	return 0;
+}
+
+/* see mount.h */
+ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
+		const uint8_t **data)
+{
+	struct xnode *in = h->in;
+	uint8_t *buf;
+	uint64_t ps;
+	ssize_t n;
+	int err;
+
+	*data = NULL;
+	pthread_rwlock_rdlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	if (!err && ps > 0 && !in->hdr_ok)
+		err = header_get(m, in, h->fd, false);
+	if (err) {
+		pthread_rwlock_unlock(&in->lock);
+		if (err == -EIO)
+			xm_log(m, LOG_ERR, "file (lower inode %llu): too short "
+			       "for its header", (unsigned long long)in->node.k2);
+		return err;
+	}
+	if ((uint64_t)off >= ps) {
+		pthread_rwlock_unlock(&in->lock);
+		return 0;
+	}
+	buf = content_scratch(SCRATCH_REPLY, size);
+	if (!buf) {
+		pthread_rwlock_unlock(&in->lock);
+		return -ENOMEM;
+	}
+	n = content_read(m->xts, h->fd, &in->hdr, ps, buf, size, (uint64_t)off);
+	pthread_rwlock_unlock(&in->lock);
+	if (n == -EIO)
+		xm_log(m, LOG_ERR, "file (lower inode %llu): corrupt data near "
+		       "offset %lld", (unsigned long long)in->node.k2,
+		       (long long)off);
+	if (n >= 0)
+		*data = buf;
+	return n;
+}
+
+/*
+ * With the writeback cache the kernel owns the mtime of regular files and
+ * sends it to us (setattr) when it flushes; a WRITE it sends may carry
+ * data dirtied before a later utimensat(), so our own pwrite must not
+ * move the lower mtime: put back the one it had.
+ */
+static void keep_mtime(const struct xmount *m, int fd,
+		       const struct stat *before)
+{
+	struct timespec tv[2] = { { 0, UTIME_OMIT }, before->st_mtim };
+
+	if (m->writeback_on)
+		(void)futimens(fd, tv);
+}
+
+/* see mount.h */
+ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
+		 const uint8_t *buf, size_t size, off_t off)
+{
+	struct xnode *in = h->in;
+	struct stat before;
+	uint64_t ps;
+	ssize_t n;
+	int err;
+
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize_st(h->fd, &ps, &before);
+	if (!err)
+		err = header_get(m, in, h->fd, true);
+	if (err) {
+		pthread_rwlock_unlock(&in->lock);
+		return err;
+	}
+	kill_priv(who, in, before.st_mode, before.st_gid);
+	n = content_write(m->xts, h->fd, &in->hdr, &ps, buf, size,
+			  (uint64_t)off, m->write_flags);
+	keep_mtime(m, h->fd, &before);
+	(void)seen_update(in, h->fd, false);
+	pthread_rwlock_unlock(&in->lock);
+	return n;
+}
+
+/* see mount.h */
+int xm_flush(struct xhandle *h)
+{
+	int fd = dup(h->fd);
+
+	/* close() of a dup reports delayed write errors of NFS and the like */
+	if (fd < 0)
+		return -errno;
+	return close(fd) ? -errno : 0;
+}
+
+/* see mount.h */
+void xm_release(struct xhandle *h)
+{
+	close(h->fd);
+	free(h);
+}
+
+/* see mount.h */
+int xm_fsync(struct xmount *m, int fd, bool datasync)
+{
+	int rc = durable_barrier(&m->durable);
+
+	if (!rc)
+		rc = (datasync ? fdatasync(fd) : fsync(fd)) ? -errno : 0;
+	return rc;
+}
+
+/* see mount.h */
+int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
+		 off_t len)
+{
+	struct xnode *in = h->in;
+	uint64_t ps;
+	int err;
+
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	if (!err)
+		err = header_get(m, in, h->fd, true);
+	if (!err)
+		err = content_fallocate(m->xts, h->fd, &in->hdr, &ps, mode,
+					(uint64_t)off, (uint64_t)len);
+	(void)seen_update(in, h->fd, false);
+	pthread_rwlock_unlock(&in->lock);
+	return err;
+}
+
+/* see mount.h */
+int64_t xm_lseek(struct xmount *m, struct xhandle *h, off_t off, int whence)
+{
+	struct xnode *in = h->in;
+	uint64_t ps;
+	int64_t r;
+	int err;
+
+	(void)m;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0)
+		return -ENXIO;
+	pthread_rwlock_rdlock(&in->lock);
+	err = lower_psize(h->fd, &ps);
+	r = err ? err : content_seek(h->fd, ps, (uint64_t)off, whence);
+	pthread_rwlock_unlock(&in->lock);
+	return r;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount.c - the forward mount's volume and nodes: set-up, the node table,
+ * dirids (loaded and read ahead), names, attributes, lookup (mount.h).
+ */
+#include "mount_int.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * New dirids and sidecars are synced at most this long after they were
+ * written, if no fsync through the mount did it before (durable.h).
+ */
+#define DURABLE_DELAY_MS 1000
+
+/*
+ * Dirids read ahead (prefetch.h): threads, so that several small reads are
+ * in flight at once, and queued directories, beyond which a listing's
+ * subdirectories are left to the requests that open them.
+ */
+#define PREFETCH_THREADS 4
+#define PREFETCH_DEPTH 1024
+
+/*
+ * The lower filesystem's capabilities, by its magic number (statfs
+ * f_type): what the mount may skip on it.
+ */
+
+/* The magic number (statfs f_type) of the filesystem of @fd, 0 if unknown. */
+static unsigned long lower_fs_type(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 ? (unsigned long)sf.f_type : 0;
+}
+
+/*
+ * Whether a lower filesystem of @type cannot report anything at close()
+ * (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a FLUSH at
+ * every close would be a round trip for nothing, so opens say
+ * FOPEN_NOFLUSH. Network filesystems (NFS, CIFS) report delayed write
+ * errors at close: they, and anything not known here, keep FLUSH
+ * (xm_flush).
+ */
+static bool close_reports_nothing(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
+	case 0x58465342UL: /* XFS_SUPER_MAGIC */
+	case 0x01021994UL: /* TMPFS_MAGIC */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether SEEK_HOLE on a lower filesystem of @type reports holes exactly
+ * (ext4, XFS, btrfs, tmpfs, f2fs), so that writes in place may skip the
+ * reservation of ranges without holes (CONTENT_HOLES_SEEKABLE). The
+ * generic lseek of other filesystems calls every byte of a file data,
+ * sparse or not: there every overwrite keeps its fallocate. (ext2 and ext3
+ * volumes mounted by the ext4 driver share its magic and its lseek; the
+ * old ext2 driver has no fallocate, so its answer changes nothing.)
+ */
+static bool holes_seekable(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
+	case 0x58465342UL: /* XFS_SUPER_MAGIC */
+	case 0x9123683EUL: /* BTRFS_SUPER_MAGIC */
+	case 0x01021994UL: /* TMPFS_MAGIC */
+	case 0xF2F52010UL: /* F2FS_SUPER_MAGIC */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* see mount.h */
+void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	xlog_v(m->mountpoint, prio, fmt, ap);
+	va_end(ap);
+}
+
+/* see mount_int.h */
+void proc_path(char buf[64], int fd)
+{
+	snprintf(buf, 64, "/proc/self/fd/%d", fd);
+}
+
+/* ---- the inode table (itable.h) ------------------------------------------ */
+
+static struct xnode *xnode_of(struct itable_node *n)
+{
+	return (struct xnode *)(void *)n; /* node is the first member */
+}
+
+static struct xnode *node_new(int fd, const struct stat *st)
+{
+	struct xnode *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->fd = fd;
+	in->node.k1 = st->st_dev; /* kind 0: a lower object */
+	in->node.k2 = st->st_ino;
+	in->type = st->st_mode & S_IFMT;
+	pthread_mutex_init(&in->meta_lock, NULL);
+	pthread_rwlock_init(&in->lock, NULL);
+	pthread_mutex_init(&in->seen_lock, NULL);
+	return in;
+}
+
+static void node_free(struct xnode *in)
+{
+	close(in->fd);
+	pthread_mutex_destroy(&in->meta_lock);
+	pthread_rwlock_destroy(&in->lock);
+	pthread_mutex_destroy(&in->seen_lock);
+	free(in);
+}
+
+static void node_free_node(struct itable_node *n)
+{
+	node_free(xnode_of(n));
+}
+
+/* The inode of lower object (@dev, @ino) with one more reference, or NULL. */
+static struct xnode *node_ref(struct xmount *m, dev_t dev, ino_t ino)
+{
+	struct itable_node *n = itable_ref(&m->inodes, 0, dev, ino);
+
+	return n ? xnode_of(n) : NULL;
+}
+
+/* One more reference to @in, which the caller holds one on already. */
+void node_hold(struct xmount *m, struct xnode *in)
+{
+	if (in != m->root)
+		itable_hold(&m->inodes, &in->node);
+}
+
+/*
+ * The inode for lower object @fd (whose stat is @st), taking one kernel
+ * reference. @fd is consumed: kept in a new inode or closed.
+ */
+static struct xnode *node_get(struct xmount *m, int fd, const struct stat *st)
+{
+	struct xnode *in = node_new(fd, st), *got;
+
+	if (!in) {
+		close(fd);
+		return NULL;
+	}
+	got = xnode_of(itable_insert(&m->inodes, &in->node));
+	if (got != in)
+		node_free(in); /* closes fd: the table had this object */
+	return got;
+}
+
+/* see mount.h */
+void xm_forget(struct xmount *m, struct xnode *in, uint64_t n)
+{
+	if (in != m->root && itable_forget(&m->inodes, &in->node, n))
+		node_free(in);
+}
+
+static void prefetch_dirid(void *ctx, void *item);
+static void prefetch_drop(void *ctx, void *item);
+
+/* see mount.h */
+int xm_init(struct xmount *m)
+{
+	struct stat st;
+	unsigned long fstype;
+	int err;
+
+	/*
+	 * Modes arrive from the kernel with the caller's umask already
+	 * applied (no FUSE_DONT_MASK): the daemon's own must not take more
+	 * bits away (a daemon started under umask 022 made every file
+	 * created 0666 come out 0644). Our own files ask for 0444 exactly.
+	 */
+	umask(0);
+	m->dops.root_fd = m->root_fd;
+	m->dops.names = m->names;
+	m->dops.durable = m->readonly ? NULL : &m->durable;
+	err = itable_init(&m->inodes, 1024);
+	if (err)
+		return err;
+	if (fstatat(m->root_fd, "", &st, AT_EMPTY_PATH) != 0)
+		return -errno;
+	/* the root is never in the table: the front end names it, forever */
+	m->root = node_new(m->root_fd, &st);
+	if (!m->root)
+		return -ENOMEM;
+	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
+	m->root->dirid_ok = true;
+	fstype = lower_fs_type(m->root_fd);
+	m->noflush = close_reports_nothing(fstype);
+	m->write_flags = holes_seekable(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
+	/* plaintext names need no dirid */
+	err = m->names ? prefetch_start(&m->prefetch, PREFETCH_THREADS,
+					PREFETCH_DEPTH, prefetch_dirid,
+					prefetch_drop, m) : 0;
+	if (err)
+		return err;
+	if (!m->readonly) {
+		/* syncfs() needs a real descriptor, not an O_PATH one */
+		int fd = openat(m->root_fd, ".", O_RDONLY | O_DIRECTORY |
+				O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		return durable_start(&m->durable, fd, NULL,
+				     DURABLE_DELAY_MS);
+	}
+	return 0;
+}
+
+/* see mount.h */
+void xm_destroy(struct xmount *m)
+{
+	int err;
+
+	prefetch_stop(&m->prefetch); /* its items hold nodes */
+	err = durable_stop(&m->durable);
+
+	if (err)
+		xm_log(m, LOG_ERR, "cannot sync the cipher directory: %s",
+		       strerror(-err));
+	itable_destroy(&m->inodes, node_free_node);
+	if (m->root)
+		node_free(m->root); /* closes root_fd */
+	m->root = NULL;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/*
+ * Load the dirid of directory @dir (FORMAT 4.2). @quiet: a failure is not
+ * logged (a prefetch: the request that needs it will log).
+ */
+static int dirid_load(struct xmount *m, struct xnode *dir, uint8_t out[16],
+		      bool quiet)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&dir->meta_lock);
+	if (!dir->dirid_ok) {
+		err = dirops_read_dirid(dir->fd, dir->dirid);
+		if (!err) {
+			dir->dirid_ok = true;
+		} else {
+			if (!quiet)
+				xm_log(m, LOG_ERR, "directory (lower inode "
+					"%llu): %s missing or damaged: its names "
+					"cannot be decrypted",
+					(unsigned long long)dir->node.k2,
+					NAMES_DIRID_FILE);
+			err = -EIO;
+		}
+	}
+	if (!err)
+		memcpy(out, dir->dirid, NAMES_DIRID_SIZE);
+	pthread_mutex_unlock(&dir->meta_lock);
+	return err;
+}
+
+static int dirid_get(struct xmount *m, struct xnode *dir, uint8_t out[16])
+{
+	return dirid_load(m, dir, out, false);
+}
+
+/*
+ * The prefetch threads (prefetch.h): load the dirid of a directory that a
+ * listing showed, then drop the reference the listing took for us.
+ */
+static void prefetch_dirid(void *ctx, void *item)
+{
+	struct xmount *m = ctx;
+	struct xnode *dir = item;
+	uint8_t dirid[NAMES_DIRID_SIZE];
+
+	(void)dirid_load(m, dir, dirid, true);
+	explicit_bzero(dirid, sizeof(dirid));
+	xm_forget(m, dir, 1);
+}
+
+static void prefetch_drop(void *ctx, void *item)
+{
+	xm_forget(ctx, item, 1);
+}
+
+/* see mount.h */
+void xm_prefetch_dir(struct xmount *m, struct xnode *in)
+{
+	bool want;
+
+	if (in->type != S_IFDIR || !m->names)
+		return;
+	pthread_mutex_lock(&in->meta_lock);
+	want = !in->dirid_ok;
+	pthread_mutex_unlock(&in->meta_lock);
+	if (!want)
+		return;
+	node_hold(m, in);
+	if (!prefetch_post(&m->prefetch, in))
+		xm_forget(m, in, 1);
+}
+
+/* dirid_src for @dir: its dirid, loaded once (dirops.h). */
+struct dir_ref {
+	struct xmount *m;
+	struct xnode *dir;
+};
+
+static int dir_ref_get(void *arg, uint8_t out[NAMES_DIRID_SIZE])
+{
+	struct dir_ref *r = arg;
+
+	return dirid_get(r->m, r->dir, out);
+}
+
+int name_enc(struct xmount *m, struct xnode *dir, const char *name,
+		    struct lname *ln)
+{
+	struct dir_ref r = { m, dir };
+	struct dirid_src id = { dir_ref_get, &r };
+
+	return dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
+}
+
+/* see mount_int.h */
+int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
+		      struct lname *ln)
+{
+	int err = name_enc(m, dir, name, ln);
+
+	return err == -EPERM ? -ENOENT : err;
+}
+
+/* see mount_int.h */
+int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
+		    char out[256])
+{
+	struct dir_ref r = { m, dir };
+	struct dirid_src id = { dir_ref_get, &r };
+
+	return dirops_name_dec(&m->dops, dir->fd, &id, dir == m->root, lower,
+			       out);
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+/* The plaintext length of symlink @fd (O_PATH of the lower symlink). */
+static int64_t link_size(struct xmount *m, int fd)
+{
+	char out[4096];
+	int err = dirops_readlink(&m->dops, fd, out);
+
+	return err ? err : (int64_t)strlen(out);
+}
+
+/* Turn lower attributes into the plaintext view the kernel gets. */
+static int attr_fix(struct xmount *m, int fd, struct stat *st)
+{
+	if (S_ISREG(st->st_mode)) {
+		int64_t ps = content_plain_size((uint64_t)st->st_size);
+
+		st->st_size = ps < 0 ? 0 : ps;
+		/* a 1..39-byte lower file: shown empty; reads say EIO */
+	} else if (S_ISLNK(st->st_mode) && m->names) {
+		int64_t n = link_size(m, fd);
+
+		st->st_size = n < 0 ? 0 : n;
+	}
+	return 0;
+}
+
+/* see mount.h */
+int xm_getattr(struct xmount *m, struct xnode *in, struct stat *st)
+{
+	int locked = S_ISREG(in->type);
+
+	/* Under the content lock, so a size never shows a half-done write. */
+	if (locked)
+		pthread_rwlock_rdlock(&in->lock);
+	if (fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+		int err = -errno;
+
+		if (locked)
+			pthread_rwlock_unlock(&in->lock);
+		return err;
+	}
+	if (locked)
+		pthread_rwlock_unlock(&in->lock);
+	return attr_fix(m, in->fd, st);
+}
+
+/* ---- lookup ------------------------------------------------------------- */
+
+/* see mount.h */
+int xm_lookup_stored(struct xmount *m, struct xnode *dir, const char *stored,
+		     ino_t listed_reg, struct xnode **out, struct stat *st)
+{
+	struct xnode *in;
+	int fd, err;
+
+	*out = NULL;
+	/*
+	 * An object we hold already (listed again, looked up again) needs no
+	 * new descriptor: its inode number finds it. The table's O_PATH
+	 * descriptor keeps it alive, so the number cannot name another. A
+	 * listing gives the number (a regular file cannot be a mount point,
+	 * whose listed number is the covered directory's); a lookup asks
+	 * the lower filesystem.
+	 */
+	if (listed_reg) {
+		in = node_ref(m, dir->node.k1, listed_reg);
+	} else {
+		if (fstatat(dir->fd, stored, st, AT_SYMLINK_NOFOLLOW))
+			return -errno;
+		in = node_ref(m, st->st_dev, st->st_ino);
+	}
+	if (!in) {
+		fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		/* the object opened, which a rename may have swapped */
+		if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		in = node_get(m, fd, st);
+		if (!in)
+			return -ENOMEM;
+		/*
+		 * A new node (it kept our descriptor): nothing can be
+		 * writing to it through the mount yet, so the attributes just
+		 * read are current. One the table had (a concurrent lookup)
+		 * is stat'ed again below, under its content lock.
+		 */
+		if (in->fd == fd) {
+			err = attr_fix(m, in->fd, st);
+			goto done;
+		}
+	}
+	err = xm_getattr(m, in, st);
+done:
+	if (err) {
+		xm_forget(m, in, 1);
+		return err;
+	}
+	*out = in;
+	return 0;
+}
+
+/* see mount.h */
+int xm_lookup(struct xmount *m, struct xnode *dir, const char *name,
+	      struct xnode **out, struct stat *st)
+{
+	struct lname ln;
+	int err = name_enc_existing(m, dir, name, &ln);
+
+	if (err)
+		return err;
+	return xm_lookup_stored(m, dir, ln.stored, 0, out, st);
+}
+
+/* see mount.h */
+int xm_readlink(struct xmount *m, struct xnode *in, char out[4096])
+{
+	int err = dirops_readlink(&m->dops, in->fd, out);
+
+	if (err == -EIO)
+		xm_log(m, LOG_ERR, "symlink (lower inode %llu): target cannot "
+		       "be decrypted", (unsigned long long)in->node.k2);
+	return err;
+}
+
+/* see mount.h */
+int xm_access(struct xmount *m, struct xnode *in, int mask)
+{
+	char path[64];
+
+	(void)m;
+	proc_path(path, in->fd);
+	return faccessat(AT_FDCWD, path, mask, 0) ? -errno : 0;
+}
+
+/* see mount_int.h */
+bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
+{
+	struct timespec now = { 0 };
+	struct stat st;
+	bool same;
+
+	if (fstat(fd, &st) != 0 ||
+	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0))
+		return false;
+	pthread_mutex_lock(&in->seen_lock);
+	same = compare && in->seen_ok && in->seen_size == st.st_size &&
+	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
+	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
+	in->seen_ok = !min_age || now.tv_sec - st.st_mtim.tv_sec >= min_age;
+	in->seen_mtime = st.st_mtim;
+	in->seen_size = st.st_size;
+	pthread_mutex_unlock(&in->seen_lock);
+	return same;
+}

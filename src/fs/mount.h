@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount.h - the forward mount's core: one unlocked volume seen as a tree
+ * of plaintext objects, every operation a function on lower descriptors
+ * that returns 0 (or a count) or -errno. No FUSE types: the FUSE front
+ * end (fuse_ops.c) decodes a request, calls one of these and replies;
+ * a checker or a test calls them the same way without a mount.
+ *
+ * Every object the kernel knows is a struct xnode holding an O_PATH
+ * descriptor of its lower object (as libfuse's passthrough_hp does), so
+ * a name is encrypted once per lookup instead of once per path component
+ * on every call, hard links map to one node and one content lock, and
+ * listings can carry entries (readdirplus) without a second round trip.
+ * Names are encrypted with the dirid of the parent directory (FORMAT 4);
+ * regular files go through content.c under a per-node read-write lock
+ * shared by every handle of that lower inode.
+ *
+ * The files: mount.c (the volume, its nodes, names, lookup), caller.c
+ * (the permission rules the daemon applies for a caller), entries.c
+ * (making, removing, renaming, attributes), files.c (open files),
+ * dirlist.c (listings). Their shared internals: mount_int.h.
+ */
+#ifndef XTSFS_MOUNT_H
+#define XTSFS_MOUNT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "bdi.h"
+#include "content.h"
+#include "dirops.h"
+#include "durable.h"
+#include "itable.h"
+#include "names.h"
+#include "prefetch.h"
+#include "xts.h"
+
+/* struct xnode - one lower object the kernel knows. */
+struct xnode {
+	struct itable_node node;   /* first: (0, st_dev, st_ino), kernel refs */
+	int fd;                    /* O_PATH | O_NOFOLLOW of the lower object */
+	mode_t type;               /* S_IFMT bits */
+	pthread_mutex_t meta_lock; /* dirid and header loading */
+	bool dirid_ok;             /* dirid[] is loaded; meta_lock */
+	uint8_t dirid[NAMES_DIRID_SIZE]; /* directories; meta_lock */
+	bool hdr_ok;               /* hdr is loaded; meta_lock */
+	struct content_hdr hdr;    /* regular files; meta_lock */
+	pthread_rwlock_t lock;     /* contents: read shared, write alone */
+	pthread_mutex_t seen_lock; /* the three below */
+	bool seen_ok;              /* seen_* describe the lower object */
+	struct timespec seen_mtime; /* lower mtime as last seen or written */
+	off_t seen_size;           /* lower size as last seen or written */
+};
+
+/* struct xmount - one mounted volume. The caller fills the first part. */
+struct xmount {
+	int root_fd;                  /* cipher directory, O_PATH */
+	const struct xts_ctx *xts;    /* contents key (locked memory) */
+	const struct names_ctx *names; /* names key, NULL if plaintext names */
+	bool readonly;                /* -o ro */
+	bool writeback;               /* -o writeback: kernel writeback cache */
+	double entry_timeout;         /* seconds the kernel may cache names */
+	double attr_timeout;          /* seconds the kernel may cache attrs */
+	const char *mountpoint;       /* for log lines */
+	const char *cipherdir;        /* for log lines */
+	struct bdi_tune readahead;    /* applied at the first open */
+	/* set by xm_init() and the front end */
+	bool writeback_on;            /* the kernel agreed to writeback */
+	bool noflush;                 /* lower close() reports nothing */
+	unsigned write_flags;         /* content_write() flags for the lower fs */
+	struct durable durable;       /* dirids and sidecars to sync */
+	struct prefetch prefetch;     /* dirids read ahead */
+	struct dirops dops;           /* directory operations */
+	struct xnode *root;           /* the root, never in the table */
+	struct itable inodes;         /* every other node the kernel knows */
+};
+
+/*
+ * struct caller - who asks: the permission rules the daemon applies
+ * itself (caller.c) and the owner of what it makes. @getgroups fills
+ * @list with up to @size supplementary groups and returns how many
+ * there are (more than @size: call again), or -errno.
+ */
+struct caller {
+	uid_t uid;
+	gid_t gid;
+	int (*getgroups)(void *arg, int size, gid_t *list);
+	void *arg;
+};
+
+/* struct xhandle - one open regular file. */
+struct xhandle {
+	int fd;                    /* lower fd, O_RDONLY or O_RDWR */
+	struct xnode *in;          /* its node (the kernel holds a lookup) */
+	bool writable;             /* opened for writing */
+};
+
+struct xdir; /* an open directory (dirlist.c) */
+
+/*
+ * xm_init() - set up the root node, the threads that read dirids ahead
+ * (prefetch.h) and, unless read-only, the thread that syncs new dirids
+ * and sidecars (durable.h). Sets the process umask to 0: modes arrive
+ * with the caller's umask applied. Return: 0 or -errno.
+ */
+int xm_init(struct xmount *m);
+
+/*
+ * xm_destroy() - stop the threads, sync what is pending, free every node
+ * (after the session ended; also after a failed xm_init).
+ */
+void xm_destroy(struct xmount *m);
+
+/* xm_log() - a line for the user about this mount (log.h). */
+void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- nodes and lookup (mount.c) ---------------------------------------- */
+
+/* xm_forget() - drop @n of the kernel's references to @in. */
+void xm_forget(struct xmount *m, struct xnode *in, uint64_t n);
+
+/*
+ * xm_lookup() - the object @name in directory @dir: *@out with one more
+ * reference, its plaintext attributes in @st. -ENOENT also for reserved
+ * names (FORMAT 4.5).
+ */
+int xm_lookup(struct xmount *m, struct xnode *dir, const char *name,
+	      struct xnode **out, struct stat *st);
+
+/*
+ * xm_lookup_stored() - xm_lookup() by lower name @stored. @listed_reg:
+ * the inode number a listing gave for @stored when it is a regular
+ * file, else 0 (then the lower filesystem is asked).
+ */
+int xm_lookup_stored(struct xmount *m, struct xnode *dir, const char *stored,
+		     ino_t listed_reg, struct xnode **out, struct stat *st);
+
+/* xm_getattr() - the plaintext attributes of @in. */
+int xm_getattr(struct xmount *m, struct xnode *in, struct stat *st);
+
+/* xm_readlink() - the plaintext target of symlink @in (NUL-terminated). */
+int xm_readlink(struct xmount *m, struct xnode *in, char out[4096]);
+
+/*
+ * xm_access() - access(2) for the daemon's own user (the mount without
+ * default_permissions, used by its owner alone).
+ */
+int xm_access(struct xmount *m, struct xnode *in, int mask);
+
+/*
+ * xm_prefetch_dir() - have the dirid of @in read ahead, if it is a
+ * directory whose dirid is not loaded (a listing shows it: a walk of
+ * the tree will open it soon).
+ */
+void xm_prefetch_dir(struct xmount *m, struct xnode *in);
+
+/* ---- making, removing, renaming, attributes (entries.c) ---------------- */
+
+/*
+ * xm_mkdir(), xm_mknod(), xm_symlink() - make @name in @dir for @who,
+ * owned by @who as the kernel would have made it, and look it up into
+ * *@out / @st (one reference). Nothing is left behind on failure.
+ */
+int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
+	     const char *name, mode_t mode, struct xnode **out, struct stat *st);
+int xm_mknod(struct xmount *m, const struct caller *who, struct xnode *dir,
+	     const char *name, mode_t mode, dev_t rdev, struct xnode **out,
+	     struct stat *st);
+int xm_symlink(struct xmount *m, const struct caller *who, struct xnode *dir,
+	       const char *name, const char *target, struct xnode **out,
+	       struct stat *st);
+
+/* xm_link() - a hard link @name in @dir to @in, looked up into *@out. */
+int xm_link(struct xmount *m, struct xnode *in, struct xnode *dir,
+	    const char *name, struct xnode **out, struct stat *st);
+
+/*
+ * xm_unlink(), xm_rmdir() - remove @name from @dir, with its sidecar and
+ * (directories) its dirid; the sticky bit is checked for @who against
+ * the object there now.
+ */
+int xm_unlink(struct xmount *m, const struct caller *who, struct xnode *dir,
+	      const char *name);
+int xm_rmdir(struct xmount *m, const struct caller *who, struct xnode *dir,
+	     const char *name);
+
+/*
+ * xm_rename() - rename(2) with @flags RENAME_NOREPLACE, RENAME_EXCHANGE
+ * or RENAME_WHITEOUT (others: -EINVAL).
+ */
+int xm_rename(struct xmount *m, const struct caller *who, struct xnode *d1,
+	      const char *name1, struct xnode *d2, const char *name2,
+	      unsigned flags);
+
+/* What xm_setattr() changes: the FUSE_SET_ATTR_* values (fuse_ops.c). */
+enum {
+	XM_SET_MODE = 1 << 0,
+	XM_SET_UID = 1 << 1,
+	XM_SET_GID = 1 << 2,
+	XM_SET_SIZE = 1 << 3,
+	XM_SET_ATIME = 1 << 4,
+	XM_SET_MTIME = 1 << 5,
+	XM_SET_ATIME_NOW = 1 << 7,
+	XM_SET_MTIME_NOW = 1 << 8,
+};
+
+/*
+ * xm_setattr() - change what @valid says of @in to @attr's values, for
+ * @who (set-id bits dropped as the VFS does); @h: the handle the change
+ * came through, or NULL. @st gets the attributes after.
+ */
+int xm_setattr(struct xmount *m, const struct caller *who, struct xnode *in,
+	       const struct stat *attr, int valid, struct xhandle *h,
+	       struct stat *st);
+
+/* ---- open files (files.c) ---------------------------------------------- */
+
+/*
+ * xm_open() - open regular file @in with open(2) @flags for @who: *@h.
+ * *@keep_cache: whether the kernel may keep the pages it has (nobody
+ * changed the lower file since it last saw it).
+ */
+int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
+	    int flags, struct xhandle **h, bool *keep_cache);
+
+/*
+ * xm_create() - open(2) with O_CREAT of @name in @dir: the new (or, if
+ * it appeared meanwhile and @flags has no O_EXCL, existing) file, looked
+ * up into *@out / @st and opened into *@h.
+ */
+int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
+	      const char *name, mode_t mode, int flags, struct xnode **out,
+	      struct stat *st, struct xhandle **h, bool *keep_cache);
+
+/*
+ * xm_read() - up to @size bytes at @off: *@data points at them, in the
+ * calling thread's SCRATCH_REPLY buffer. Return: the count or -errno.
+ */
+ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
+		const uint8_t **data);
+
+/* xm_write() - write @size bytes at @off for @who. Return: count or -errno. */
+ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
+		 const uint8_t *buf, size_t size, off_t off);
+
+/* xm_flush() - what close(2) of the lower file would report now. */
+int xm_flush(struct xhandle *h);
+
+/* xm_release() - close @h. */
+void xm_release(struct xhandle *h);
+
+/*
+ * xm_fsync() - fsync or fdatasync of lower file or directory @fd, after
+ * the names on the way to it (durable.h).
+ */
+int xm_fsync(struct xmount *m, int fd, bool datasync);
+
+/* xm_fallocate() - fallocate(2) @mode on the plaintext. */
+int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
+		 off_t len);
+
+/* xm_lseek() - SEEK_DATA or SEEK_HOLE. Return: the offset or -errno. */
+int64_t xm_lseek(struct xmount *m, struct xhandle *h, off_t off, int whence);
+
+/* ---- listings (dirlist.c) ----------------------------------------------- */
+
+/* struct xm_dirent - one plaintext entry of a listing. */
+struct xm_dirent {
+	char name[256];            /* plaintext name, "." and ".." included */
+	const char *stored;        /* its lower name (valid until the next) */
+	ino_t ino;                 /* lower inode number */
+	unsigned char type;        /* DT_* */
+	off_t next;                /* the position after it */
+};
+
+/*
+ * xm_opendir() - open directory @in for listing: *@d. *@keep_cache:
+ * whether the lower directory is as it was at the last listing.
+ */
+int xm_opendir(struct xmount *m, struct xnode *in, struct xdir **d,
+	       bool *keep_cache);
+
+/*
+ * xm_dir_seek() - go to position @offset of @d: 0 or a next that the
+ * listing gave (nothing to do if the listing is there already).
+ */
+int xm_dir_seek(struct xdir *d, off_t offset);
+
+/*
+ * xm_dir_peek() - the entry at @d's position, without moving past it:
+ * entries of our own files are skipped, undecryptable ones too (logged).
+ * Return: 1 and *@e, 0 at the end, -errno (-EIO: the directory's dirid
+ * is lost, no name can be decrypted).
+ */
+int xm_dir_peek(struct xmount *m, struct xnode *dir, struct xdir *d,
+		struct xm_dirent *e);
+
+/* xm_dir_take() - move past the entry xm_dir_peek() gave. */
+void xm_dir_take(struct xdir *d, const struct xm_dirent *e);
+
+/* xm_dir_fd() - the lower directory's descriptor (for fsyncdir). */
+int xm_dir_fd(const struct xdir *d);
+
+/* xm_releasedir() - close @d. */
+void xm_releasedir(struct xdir *d);
+
+#endif /* XTSFS_MOUNT_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * mount_int.h - what the files of the forward mount's core (mount.h)
+ * share among themselves. Not for the front end.
+ */
+#ifndef XTSFS_MOUNT_INT_H
+#define XTSFS_MOUNT_INT_H
+
+#include "mount.h"
+
+/* /proc/self/fd/N: how an O_PATH descriptor is reopened for real. */
+void proc_path(char buf[64], int fd);
+
+/* ---- mount.c ---- */
+
+/* One more reference to @in, which the caller holds one on already. */
+void node_hold(struct xmount *m, struct xnode *in);
+
+/* The lower name of @name in @dir (dirops_name_enc; -EPERM: reserved). */
+int name_enc(struct xmount *m, struct xnode *dir, const char *name,
+	     struct lname *ln);
+
+/* name_enc() for a name that must exist: reserved ones are -ENOENT. */
+int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
+		      struct lname *ln);
+
+/*
+ * Decrypt lower entry @lower of @dir into @out. Return 0, 1 to skip it
+ * silently (our own files), or -errno (-EIO: no dirid).
+ */
+int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
+	     char out[256]);
+
+/*
+ * seen_check() - whether lower object @fd has the mtime and size last
+ * seen (only if @compare), then remember them; a state whose mtime is
+ * less than @min_age seconds old is remembered as unknown.
+ */
+bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age);
+
+/* ---- caller.c ---- */
+
+/* Whether @who is in group @gid (primary or supplementary). */
+bool caller_in_group(const struct caller *who, gid_t gid);
+
+/* Whether @who may open the existing object @st with open(2) @flags. */
+bool caller_may_open(const struct caller *who, const struct stat *st,
+		     int flags);
+
+/*
+ * Whether @who may remove or replace entry @stored of lower directory
+ * @dirfd as far as the sticky bit goes: 0 (also when @stored does not
+ * exist) or -EPERM.
+ */
+int caller_may_delete(const struct caller *who, int dirfd, const char *stored);
+
+/* Give the new lower object @stored, made with @mode, to @who. */
+void own_by_caller(const struct caller *who, int dirfd, const char *stored,
+		   mode_t mode);
+
+/*
+ * After a write, truncate or chown by @who of regular file @in, whose
+ * mode was @mode and group @gid before it: drop set-id bits as the VFS
+ * does on ext4.
+ */
+void kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
+	       gid_t gid);
+
+/* kill_priv() for what lower file @fd (of @in) is now. */
+void kill_priv_fd(const struct caller *who, const struct xnode *in, int fd);
+
+/* ---- files.c ---- */
+
+/* A real descriptor of @in's lower object, opened with @flags. */
+int reopen(const struct xnode *in, int flags);
+
+/* Truncate regular file @in (opened writable as @fd) to @size. */
+int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size);
+
+#endif /* XTSFS_MOUNT_INT_H */
