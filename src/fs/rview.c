@@ -28,11 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dirops.h"
 #include "layout.h"
+#include "log.h"
 #include "volume.h"
 
 #define VIRT_MTIME 946684800 /* 2000-01-01: sidecars never change */
@@ -190,6 +192,10 @@ int rview_derive_id(struct rfs *fs, struct rinode *in)
 		int err = -errno;
 
 		pthread_mutex_unlock(&in->lock);
+		xlog(fs->mountpoint, LOG_ERR, "plaintext %s (inode %llu): "
+		     "cannot derive its %s: %s", in->type == S_IFDIR ?
+		     "directory" : "file", (unsigned long long)in->node.k2,
+		     in->type == S_IFDIR ? "dirid" : "file id", strerror(-err));
 		return err;
 	}
 	ino = sx.stx_ino;
@@ -344,6 +350,25 @@ int rfs_readlink(struct rfs *fs, struct rinode *in, char buf[RFS_TARGET_MAX])
 typedef int (*link_fn)(struct rfs *fs, const char *stored, const char *full,
 		       void *arg);
 
+/* The directory @dirfd that walk_links() cannot search, for the log. */
+static void walk_skipped(struct rfs *fs, int dirfd, int err)
+{
+	struct stat st;
+	char why[64];
+
+	if (fstat(dirfd, &st) != 0)
+		st.st_ino = 0;
+	if (err == -ELOOP)
+		snprintf(why, sizeof(why), "more than %d directories deep",
+			 WALK_DEPTH_MAX);
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	xlog(fs->mountpoint, LOG_WARNING, "plaintext directory (inode %llu): "
+	     "not searched for long symlink targets (%s): a copy of the view "
+	     "lacks the xtsfs.link.* files of the symlinks below it",
+	     (unsigned long long)st.st_ino, why);
+}
+
 /* @fn for the symlink @name in @dirfd if its target is long. */
 static int walk_link(struct rfs *fs, int dirfd, const char *name, link_fn fn,
 		     void *arg)
@@ -371,8 +396,11 @@ static int walk_links(struct rfs *fs, int dirfd, link_fn fn, void *arg,
 	int err = depth > WALK_DEPTH_MAX ? -ELOOP : dirops_opendir(dirfd, &dp);
 
 	/* a directory we cannot read has no symlinks we can show: skip it */
-	if (err)
+	if (err) {
+		if (err != -ENOMEM)
+			walk_skipped(fs, dirfd, err);
 		return err == -ENOMEM ? err : 0;
+	}
 	while (!err && (de = readdir(dp))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -468,11 +496,15 @@ static int read_header_file(struct rfs *fs, uint8_t **out, size_t *len,
 	struct stat st;
 	uint8_t *buf;
 	ssize_t n;
+	int err;
 
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -EIO;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		xlog(fs->mountpoint, LOG_ERR, "%s cannot be shown: not a "
+		     "regular file we can read", VOL_REVERSE_NAME);
+		if (fd >= 0)
+			close(fd);
 		return -EIO;
 	}
 	buf = malloc(VOL_FILE_SIZE);
@@ -481,8 +513,11 @@ static int read_header_file(struct rfs *fs, uint8_t **out, size_t *len,
 		return -ENOMEM;
 	}
 	n = pread(fd, buf, VOL_FILE_SIZE, 0);
+	err = errno;
 	close(fd);
 	if (n < 0) {
+		xlog(fs->mountpoint, LOG_ERR, "%s cannot be read: %s",
+		     VOL_REVERSE_NAME, strerror(err));
 		free(buf);
 		return -EIO;
 	}
@@ -688,10 +723,16 @@ static int list_entry(struct rfs *fs, struct rinode *dir, struct rdir *d,
 	char stored[NAMES_STORED_MAX + 1], full[NAMES_FULL_MAX];
 	char side[NAMES_STORED_MAX + 1];
 	bool lg;
-	int err;
+	int err = view_name(fs, dir, de->d_name, stored, full, &lg);
 
-	if (view_name(fs, dir, de->d_name, stored, full, &lg))
-		return 0; /* a name that cannot be shown: skip it */
+	if (err) {
+		/* a name that cannot be shown: skip it */
+		xlog(fs->mountpoint, LOG_WARNING, "plaintext directory (inode "
+		     "%llu): entry (inode %llu) not shown: %s",
+		     (unsigned long long)dir->node.k2,
+		     (unsigned long long)de->d_ino, strerror(-err));
+		return 0;
+	}
 	err = rdir_add(d, cap, stored, de->d_type, de->d_ino);
 	if (!err && lg) {
 		names_long_sidecar(side, stored);

@@ -13,6 +13,8 @@
  * byte count) or -errno; results go to out-parameters. Inodes are opaque
  * handles: rfs_lookup() hands out one reference per successful call,
  * rfs_forget() drops them, the root (fs->root) is never forgotten.
+ * Lines for the user go to xlog(fs->mountpoint, ...): object numbers,
+ * never plaintext names or keys.
  */
 #ifndef XTSFS_RVIEW_H
 #define XTSFS_RVIEW_H

@@ -45,7 +45,7 @@ struct rinode {
 /*
  * rview_derive_id() - derive @in's dirid (a directory) or file id (a
  * regular file) into @in->id, once (FORMAT 5.2). The root's is set
- * already (zeros). Return: 0 or -errno.
+ * already (zeros). Return: 0 or -errno (logged).
  */
 int rview_derive_id(struct rfs *fs, struct rinode *in);
 

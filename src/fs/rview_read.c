@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "content.h"
 #include "fileheader.h"
 #include "layout.h"
+#include "log.h"
 #include "rview.h"
 #include "rview_priv.h"
 
@@ -29,9 +31,11 @@ int rfs_open(struct rfs *fs, struct rinode *in, int flags, uint64_t *fh,
 	     bool *fixed)
 {
 	char path[64];
-	int fd;
+	int fd, err = bdi_tune_once(&fs->readahead);
 
-	(void)bdi_tune_once(&fs->readahead);
+	if (err)
+		xlog(fs->mountpoint, LOG_INFO, "readahead window left at the "
+		     "kernel default: %s", strerror(-err));
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		return -EROFS;
 	if (in->node.kind != R_REAL) {
@@ -43,8 +47,13 @@ int rfs_open(struct rfs *fs, struct rinode *in, int flags, uint64_t *fh,
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		xlog(fs->mountpoint, LOG_WARNING, "plaintext file (inode "
+		     "%llu): cannot be opened: %s",
+		     (unsigned long long)in->node.k2, strerror(-err));
+		return err;
+	}
 	*fh = (uint64_t)fd;
 	*fixed = false;
 	return 0;
@@ -106,8 +115,13 @@ static int make_header(struct rfs *fs, struct rinode *in, int fd,
 		uint8_t p[16] = { 0 }, c[16];
 		bool hole;
 
-		if (pread(fd, p, n, (off_t)layout_unit_start(u)) != (ssize_t)n)
+		if (pread(fd, p, n, (off_t)layout_unit_start(u)) != (ssize_t)n) {
+			xlog(fs->mountpoint, LOG_WARNING, "plaintext file "
+			     "(inode %llu): its last bytes cannot be read "
+			     "(changed while read?)",
+			     (unsigned long long)in->node.k2);
 			return -EIO;
+		}
 		find_holes(fd, psize, u, 1, &hole);
 		content_encrypt_span(fs->xts, in->id, psize, u, 1, p, c,
 				     fh.slot, &hole);
@@ -135,8 +149,15 @@ static int read_units(struct rfs *fs, struct rinode *in, int fd,
 	if (!buf || !hole)
 		return -ENOMEM;
 	r = pread(fd, buf, sp.len, (off_t)layout_unit_start(sp.u0));
-	if (r < 0)
-		return -errno;
+	if (r < 0) {
+		int err = -errno;
+
+		xlog(fs->mountpoint, LOG_ERR, "plaintext file (inode %llu): "
+		     "read error near offset %llu: %s",
+		     (unsigned long long)in->node.k2, (unsigned long long)a,
+		     strerror(-err));
+		return err;
+	}
 	if ((uint64_t)r < sp.len) /* the file shrank meanwhile */
 		memset(buf + r, 0, sp.len - (uint64_t)r);
 	find_holes(fd, psize, sp.u0, sp.n, hole);
