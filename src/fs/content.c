@@ -13,6 +13,7 @@
  */
 #include "content.h"
 #include "log.h"
+#include "scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,75 +86,6 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t off)
 	if (n < 0)
 		return (int)n;
 	return (size_t)n == len ? 0 : -EIO;
-}
-
-/*
- * Per-thread buffers: one allocation each per worker thread, reused by
- * every request (no malloc per read or write), freed when the thread
- * ends. Slots 0 (bounce_get: the new ciphertext of a write) and KEEP_SLOT
- * (the old ciphertext a growing write overwrites) are ours; the others
- * are lent to callers (content_scratch) and never used in here.
- */
-#define KEEP_SLOT CONTENT_SCRATCH_SLOTS
-struct bounce {
-	uint8_t *p[CONTENT_SCRATCH_SLOTS + 1]; /* 64-byte aligned */
-	size_t cap[CONTENT_SCRATCH_SLOTS + 1]; /* bytes */
-};
-
-static pthread_key_t bounce_key;
-static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
-
-static void bounce_free(void *arg)
-{
-	struct bounce *b = arg;
-
-	for (int i = 0; i <= KEEP_SLOT; i++)
-		free(b->p[i]);
-	free(b);
-}
-
-static void bounce_init(void)
-{
-	(void)pthread_key_create(&bounce_key, bounce_free);
-}
-
-static uint8_t *tls_buffer(unsigned which, size_t len)
-{
-	struct bounce *b;
-
-	pthread_once(&bounce_once, bounce_init);
-	b = pthread_getspecific(bounce_key);
-	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (!b || pthread_setspecific(bounce_key, b)) {
-			free(b);
-			return NULL;
-		}
-	}
-	if (b->cap[which] < len) {
-		size_t cap = len < (1u << 20) + 2 * U ? (1u << 20) + 2 * U : len;
-		void *p;
-
-		if (posix_memalign(&p, 64, cap))
-			return NULL;
-		free(b->p[which]);
-		b->p[which] = p;
-		b->cap[which] = cap;
-	}
-	return b->p[which];
-}
-
-static uint8_t *bounce_get(size_t len)
-{
-	return tls_buffer(0, len);
-}
-
-/* see content.h */
-uint8_t *content_scratch(enum scratch_slot slot, size_t len)
-{
-	if (slot < SCRATCH_REPLY || slot >= CONTENT_SCRATCH_SLOTS)
-		xtsfs_bug("content_scratch: slot %d", (int)slot);
-	return tls_buffer((unsigned)slot, len);
 }
 
 /* ---- one unit ----------------------------------------------------------- */
@@ -384,7 +316,7 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 	/* Unit-aligned reads decrypt in place in the caller's buffer. */
 	if (off == layout_unit_start(u0) && len == span)
 		cb = buf;
-	else if (!(cb = bounce_get(span)))
+	else if (!(cb = scratch_get(SCRATCH_WRITE, span)))
 		return -ENOMEM;
 	err = read_exact(fd, cb, span, layout_unit_coff(u0));
 	if (err)
@@ -496,7 +428,7 @@ static int wr_keep(struct wr *w)
 	}
 	if (!w->kl)
 		return 0;
-	w->kc = tls_buffer(KEEP_SLOT, w->kl);
+	w->kc = scratch_get(SCRATCH_KEEP, w->kl);
 	if (!w->kc)
 		return -ENOMEM;
 	return read_exact(w->fd, w->kc, w->kl, layout_coff(w->ks));
@@ -645,7 +577,7 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		err = wr_keep(&w);
 	if (err)
 		return err;
-	w.cb = bounce_get(w.span);
+	w.cb = scratch_get(SCRATCH_WRITE, w.span);
 	if (!w.cb)
 		return -ENOMEM;
 	err = wr_encrypt(&w, buf);
@@ -935,7 +867,7 @@ static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
 	while (u <= ulast) {
 		uint64_t n = ulast - u + 1 > 256 ? 256 : ulast - u + 1;
 		uint64_t bytes = layout_units_len(size, u, n);
-		uint8_t *c = bounce_get(bytes);
+		uint8_t *c = scratch_get(SCRATCH_WRITE, bytes);
 		int err;
 
 		if (!c)

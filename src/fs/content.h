@@ -114,26 +114,6 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
  */
 int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
 
-/*
- * enum scratch_slot - the per-thread buffers lent out by content_scratch(),
- * one per use that may be live at the same time in one request. Slot 0
- * and the last one are content.c's own (the ciphertext of a write, and
- * the old ciphertext a growing write keeps).
- */
-enum scratch_slot {
-	SCRATCH_REPLY = 1,   /* the reply of a request: read data, a listing */
-	SCRATCH_UNITS,       /* reverse read: the whole units of a range */
-	SCRATCH_HOLES,       /* reverse read: which of those units are holes */
-	CONTENT_SCRATCH_SLOTS
-};
-
-/*
- * content_scratch() - the calling thread's buffer @slot: at least @len
- * bytes, 64-byte aligned, valid until its next call with the same slot,
- * freed when the thread ends. For request handlers: no allocation per
- * request. NULL if out of memory.
- */
-uint8_t *content_scratch(enum scratch_slot slot, size_t len);
 
 /*
  * content_encrypt_span() - the stored form of plaintext units

@@ -301,7 +301,7 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 		pthread_rwlock_unlock(&in->lock);
 		return 0;
 	}
-	buf = content_scratch(SCRATCH_REPLY, size);
+	buf = scratch_get(SCRATCH_REPLY, size);
 	if (!buf) {
 		pthread_rwlock_unlock(&in->lock);
 		return -ENOMEM;

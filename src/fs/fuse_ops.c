@@ -455,7 +455,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 	struct xmount *m = mnt_of(req);
 	struct xnode *dir = node_of(req, ino);
 	struct xdir *d = dir_of(fi);
-	char *buf = (char *)content_scratch(SCRATCH_REPLY, size), *p = buf;
+	char *buf = (char *)scratch_get(SCRATCH_REPLY, size), *p = buf;
 	size_t rem = size;
 	int rc;
 

@@ -32,6 +32,7 @@
 
 #include "bdi.h"
 #include "content.h"
+#include "scratch.h"
 #include "dirops.h"
 #include "durable.h"
 #include "itable.h"

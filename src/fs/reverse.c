@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "content.h"
+#include "scratch.h"
 #include "fuse_glue.h"
 
 #define TIMEOUT 1.0 /* entries and attributes: the plaintext changes under us */
@@ -118,7 +119,7 @@ static void rev_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct rfs *fs = rfs_of(req);
-	uint8_t *buf = content_scratch(SCRATCH_REPLY, size);
+	uint8_t *buf = scratch_get(SCRATCH_REPLY, size);
 	ssize_t n;
 
 	if (!buf) {

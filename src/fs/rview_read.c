@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "content.h"
+#include "scratch.h"
 #include "fileheader.h"
 #include "layout.h"
 #include "log.h"
@@ -144,8 +145,8 @@ static int read_units(struct rfs *fs, struct rinode *in, int fd,
 	ssize_t r;
 
 	layout_span(&sp, psize, a, b - a);
-	buf = content_scratch(SCRATCH_UNITS, sp.n * U);
-	hole = (bool *)content_scratch(SCRATCH_HOLES, sp.n * sizeof(*hole));
+	buf = scratch_get(SCRATCH_UNITS, sp.n * U);
+	hole = (bool *)scratch_get(SCRATCH_HOLES, sp.n * sizeof(*hole));
 	if (!buf || !hole)
 		return -ENOMEM;
 	r = pread(fd, buf, sp.len, (off_t)layout_unit_start(sp.u0));
