@@ -167,28 +167,40 @@ void names_ctx_free(struct names_ctx *ctx)
 	secmem_free(ctx);
 }
 
-/* 4.1 step 1: zero-pad to the next multiple of 16, at least 16 bytes */
-static size_t pad_len(size_t len)
+/* see names.h */
+size_t names_pad_len(size_t len)
 {
 	return len <= 16 ? 16 : (len + 15) / 16 * 16;
 }
 
-/*
- * The name length in a decrypted, padded buffer of @p bytes, or
- * -EBADMSG. A legal name has no NUL, so its trailing zero bytes are all
- * padding; the padding must also be the one pad_len() gives, else the
- * same name would have a second stored form.
- */
-static int unpad(const uint8_t *buf, size_t p, size_t max, size_t *nlen)
+/* see names.h */
+int names_unpad(const uint8_t *buf, size_t p, size_t max, size_t *len)
 {
 	size_t n = p;
 
 	while (n > 0 && buf[n - 1] == 0)
 		n--;
-	if (n == 0 || n > max || pad_len(n) != p || memchr(buf, 0, n))
+	/* other padding would give the same plaintext a second stored form */
+	if (n == 0 || n > max || names_pad_len(n) != p || memchr(buf, 0, n))
 		return -EBADMSG;
-	*nlen = n;
+	*len = n;
 	return 0;
+}
+
+/* see names.h */
+void names_siv_encrypt(const struct names_ctx *ctx, uint8_t *out,
+		       const uint8_t *in, size_t len,
+		       const struct siv_ad *ad, size_t nad)
+{
+	aes_siv_encrypt(&ctx->siv, out, in, len, ad, nad);
+}
+
+/* see names.h */
+int names_siv_decrypt(const struct names_ctx *ctx, uint8_t *out,
+		      const uint8_t *in, size_t len, const struct siv_ad *ad,
+		      size_t nad)
+{
+	return aes_siv_decrypt(&ctx->siv, out, in, len, ad, nad);
 }
 
 /* 4.1 step 1: 1..255 bytes, no '/' or NUL, not "." or ".." */
@@ -207,15 +219,15 @@ static int check_name(const char *name, size_t len)
 
 /*
  * Encrypt @len plaintext bytes, padded, under @ad and base64url the
- * result into @full. @pt is scratch of at least pad_len(@len) bytes and
- * @ct of 16 more; @pt is wiped. Return the length of @full and leave V
- * in @ct[0..16).
+ * result into @full. @pt is scratch of at least names_pad_len(@len)
+ * bytes and @ct of 16 more; @pt is wiped. Return the length of @full and
+ * leave V in @ct[0..16).
  */
 static size_t seal(const struct names_ctx *ctx, const struct siv_ad *ad,
 		   const char *in, size_t len, uint8_t *pt, uint8_t *ct,
 		   char *full)
 {
-	size_t p = pad_len(len);
+	size_t p = names_pad_len(len);
 
 	memset(pt, 0, p);
 	memcpy(pt, in, len);
@@ -259,7 +271,7 @@ static int open_stored(const struct names_ctx *ctx, const struct siv_ad *ad,
 	p = clen - AES_SIV_IV_SIZE; /* <= padmax */
 	if (aes_siv_decrypt(&ctx->siv, (uint8_t *)out, ct, clen, ad, 1))
 		goto bad;
-	if (unpad((const uint8_t *)out, p, padmax - 1, &n))
+	if (names_unpad((const uint8_t *)out, p, padmax - 1, &n))
 		goto bad;
 	out[n] = '\0';
 	*outlen = n;

@@ -47,6 +47,7 @@
 
 /* The SIV key, in locked memory. Opaque. */
 struct names_ctx;
+struct siv_ad;
 
 /*
  * names_ctx_new() - a context holding the names key.
@@ -246,5 +247,42 @@ size_t names_b64_encode(char *out, const uint8_t *in, size_t len);
  */
 int names_b64_decode(uint8_t *out, size_t outmax, const char *in,
 		     size_t len, size_t *outlen);
+
+/*
+ * names_pad_len() - the padded length of 4.1 step 1: @len rounded up to
+ * a multiple of 16, at least 16.
+ */
+size_t names_pad_len(size_t len);
+
+/*
+ * names_unpad() - the plaintext length in a decrypted buffer that was
+ * padded as names_pad_len() pads.
+ * @buf: @p decrypted bytes.
+ * @p:   their number.
+ * @max: the longest legal plaintext.
+ * @len: the plaintext length (output; untouched on failure).
+ *
+ * The plaintext is what precedes the trailing zero bytes (a legal
+ * plaintext has no NUL, so they are all padding). It must be 1..@max
+ * bytes, contain no NUL, and names_pad_len() of it must be @p: the
+ * padding is minimal, so each plaintext has exactly one stored form.
+ *
+ * Return: 0, or -EBADMSG.
+ */
+int names_unpad(const uint8_t *buf, size_t p, size_t max, size_t *len);
+
+/*
+ * names_siv_encrypt(), names_siv_decrypt() - aes_siv_encrypt() and
+ * aes_siv_decrypt() of siv.h, with the same contracts, under the names
+ * key of @ctx. For the other stored forms FORMAT.md keys with the names
+ * key (xattr.c, FORMAT.md section 6), so that the key never leaves
+ * names.c and its locked memory.
+ */
+void names_siv_encrypt(const struct names_ctx *ctx, uint8_t *out,
+		       const uint8_t *in, size_t len,
+		       const struct siv_ad *ad, size_t nad);
+int names_siv_decrypt(const struct names_ctx *ctx, uint8_t *out,
+		      const uint8_t *in, size_t len, const struct siv_ad *ad,
+		      size_t nad) __attribute__((warn_unused_result));
 
 #endif /* XTSFS_NAMES_H */
