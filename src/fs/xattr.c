@@ -245,9 +245,9 @@ ssize_t xattr_value_dec(const struct names_ctx *ctx, const char *lower,
 		explicit_bzero(buf, n);
 		free(buf);
 	}
-	if (err)
-		return err; /* the output was zeroed by names_siv_decrypt() */
-	return (ssize_t)n;
+	if (!err)
+		return (ssize_t)n;
+	/* names_siv_decrypt() zeroed the @n bytes; the rest too */
 fail:
 	if (outsize)
 		explicit_bzero(out, outsize);
@@ -255,21 +255,22 @@ fail:
 }
 
 /*
- * One step of the list conversions: the next name of a list, checked.
- * *@pos is advanced past it and its NUL. Return: its length, or -EIO at
- * an empty name or a name that runs off the end.
+ * A listxattr result: non-empty names, each with its NUL, back to back.
+ * Checked whole before anything is converted, so that a malformed list
+ * is EIO whatever the room.
  */
-static ssize_t next_name(const char *list, size_t len, size_t *pos,
-			 const char **name)
+static bool list_ok(const char *list, size_t len)
 {
-	const char *s = list + *pos;
-	const char *nul = memchr(s, '\0', len - *pos);
+	size_t pos = 0;
 
-	if (!nul || nul == s)
-		return -EIO;
-	*name = s;
-	*pos += (size_t)(nul - s) + 1;
-	return nul - s;
+	while (pos < len) {
+		const char *nul = memchr(list + pos, '\0', len - pos);
+
+		if (!nul || nul == list + pos)
+			return false;
+		pos = (size_t)(nul - list) + 1;
+	}
+	return true;
 }
 
 /*
@@ -308,24 +309,23 @@ static ssize_t list_convert(const struct names_ctx *ctx, bool dec,
 {
 	struct xattr_list_stats dummy;
 	char conv[XTSFS_XATTR_NAME_BUF];
-	size_t pos = 0, o = 0;
+	size_t pos = 0, o = 0, n;
 	const char *name;
-	ssize_t n;
 	int err = 0;
 
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
-	while (pos < inlen) {
-		n = next_name(in, inlen, &pos, &name);
-		if (n < 0) {
-			err = (int)n;
-			break;
-		}
+	if (!list_ok(in, inlen)) {
+		err = -EIO;
+		goto out;
+	}
+	for (; pos < inlen; pos += n + 1) {
+		name = in + pos;
+		n = strlen(name);
 		if (!xattr_ns_encrypted(xattr_namespace(name))) {
 			if (passed(name, pass))
-				err = put_name(out, outsize, &o, name,
-					       (size_t)n);
+				err = put_name(out, outsize, &o, name, n);
 		} else if (dec) {
 			int rc = xattr_name_dec(ctx, name, conv);
 
@@ -337,7 +337,7 @@ static ssize_t list_convert(const struct names_ctx *ctx, bool dec,
 				err = put_name(out, outsize, &o, conv,
 					       strlen(conv));
 		} else {
-			/* a name in the list has no NUL inside: enc sees it */
+			/* the whole name: it ends at its NUL */
 			if (xattr_name_enc(ctx, name, conv))
 				st->toolong++;
 			else
@@ -347,6 +347,7 @@ static ssize_t list_convert(const struct names_ctx *ctx, bool dec,
 		if (err)
 			break;
 	}
+out:
 	explicit_bzero(conv, sizeof(conv));
 	if (err) {
 		if (outsize)

@@ -189,8 +189,9 @@ ssize_t xattr_value_enc(const struct names_ctx *ctx, const char *lower,
  * @lower:   the stored name the value was read from, NUL-terminated.
  * @in:      the stored value, @inlen bytes.
  * @inlen:   its length.
- * @out:     the plaintext, @inlen - 16 bytes (output; zeroed on failure);
- *           may be NULL when @outsize is 0. Must not overlap @in.
+ * @out:     the plaintext, @inlen - 16 bytes (output; all @outsize
+ *           bytes zeroed on failure); may be NULL when @outsize is 0.
+ *           Must not overlap @in.
  * @outsize: room at @out; 0 asks for the size only (getxattr's probe).
  *
  * The size probe decrypts too (into memory of its own, wiped), so a
@@ -245,9 +246,9 @@ struct xattr_list_stats {
  * in XATTR_LIST_MAX whenever the lower list did; and the probe's answer
  * is exact: a call with that much room succeeds for the same lower list.
  *
- * Return: the length of the plaintext list; -ERANGE if it does not fit
- * in a non-zero @outsize; -EIO if @lower is not such a list (an empty
- * name, or a last name without its NUL).
+ * Return: the length of the plaintext list; -EIO if @lower is not such
+ * a list (an empty name, or a last name without its NUL), whatever the
+ * room; -ERANGE if it does not fit in a non-zero @outsize.
  */
 ssize_t xattr_list_dec(const struct names_ctx *ctx, const char *lower,
 		       size_t lowerlen, char *out, size_t outsize,

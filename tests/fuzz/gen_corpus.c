@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gen_corpus.c - write the seed inputs of the fuzz corpora that need the
- * real encoders (names, long names, file contents, volume key, key wrap)
- * and the edge cases next to them, under the fixed test keys of
+ * real encoders (names, long names, file contents, volume key, key wrap,
+ * xattrs) and the edge cases next to them, under the fixed test keys of
  * fuzz_common.h. Deterministic: running it again writes the same files.
  *
  * Usage: fuzz_gen_corpus SRCDIR/tests/fuzz
@@ -17,6 +17,7 @@
 #include "names.h"
 #include "siv.h"
 #include "volume.h"
+#include "xattr.h"
 #include "xts.h"
 
 static const char *top;
@@ -246,6 +247,159 @@ static void gen_longname(void)
 	put("longname", "plain-target-4096", 2, t, 4096);
 }
 
+/* mode 2 and 4 inputs: [@room byte,] @name, NUL, @len bytes of @v */
+static void put_named(const char *tag, int mode, int room, const char *name,
+		      const void *v, size_t len)
+{
+	static uint8_t buf[2 + XTSFS_XATTR_NAME_BUF + 70000];
+	size_t o = 0, n = strlen(name);
+
+	if (room >= 0)
+		buf[o++] = (uint8_t)room;
+	memcpy(buf + o, name, n + 1);
+	o += n + 1;
+	if (len)
+		memcpy(buf + o, v, len);
+	put("xattr", tag, mode, buf, o + len);
+}
+
+/* a stored xattr name of @pt (@p bytes, as given) under @prefix's AD */
+static void raw_xattr_name(char *out, const char *prefix, const char *pt,
+			   size_t n, size_t p)
+{
+	uint8_t in[256] = { 0 }, ct[16 + 256];
+	struct siv_ad ad[2] = {
+		{ (const uint8_t *)XTSFS_XATTR_NAME_AD, 16 },
+		{ (const uint8_t *)prefix, strlen(prefix) },
+	};
+
+	memcpy(in, pt, n);
+	aes_siv_encrypt(&siv, ct, in, p, ad, 2);
+	snprintf(out, XTSFS_XATTR_NAME_BUF, "%sxtsfs.", prefix);
+	names_b64_encode(out + strlen(out), ct, 16 + p);
+}
+
+static void gen_xattr(void)
+{
+	static const size_t lens[] = { 1, 15, 16, 17, 160 };
+	static uint8_t val[70000], st[70000];
+	char name[400], lower[XTSFS_XATTR_NAME_BUF], tag[64];
+	char list[4096], buf[600];
+	size_t o = 1; /* list[0]: the pass mask */
+	ssize_t n;
+
+	/* stored and plaintext names of each padded size, both namespaces */
+	for (int t = 0; t < 2; t++) {
+		const char *pre = t ? "trusted." : "user.";
+
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			snprintf(name, sizeof(name), "%s", pre);
+			fill(name + strlen(pre), lens[i], 'a');
+			xattr_name_enc(nctx, name, lower);
+			snprintf(tag, sizeof(tag), "stored-%s%zu", pre,
+				 lens[i]);
+			put_str("xattr", tag, 0, lower);
+			snprintf(tag, sizeof(tag), "plain-%s%zu", pre,
+				 lens[i]);
+			put_str("xattr", tag, 1, name);
+		}
+	}
+	xattr_name_enc(nctx, "user.hello", lower);
+	snprintf(buf, sizeof(buf), "trusted.%s", lower + 5);
+	put_str("xattr", "stored-other-ns", 0, buf);
+	snprintf(buf, sizeof(buf), "%s", lower);
+	buf[15] = buf[15] == 'A' ? 'B' : 'A';
+	put_str("xattr", "stored-changed", 0, buf);
+	snprintf(buf, sizeof(buf), "%s=", lower);
+	put_str("xattr", "stored-padding", 0, buf);
+	snprintf(buf, sizeof(buf), "%.*s", (int)strlen(lower) - 1, lower);
+	put_str("xattr", "stored-cut", 0, buf);
+	raw_xattr_name(buf, "user.", "a", 1, 32);
+	put_str("xattr", "stored-pad-too-long", 0, buf);
+	raw_xattr_name(buf, "user.", "a\0b", 3, 16);
+	put_str("xattr", "stored-nul-inside", 0, buf);
+	raw_xattr_name(buf, "user.", "", 0, 16);
+	put_str("xattr", "stored-empty-name", 0, buf);
+	raw_xattr_name(buf, "trusted.", "", 0, 176);
+	put_str("xattr", "stored-176", 0, buf);
+	put_str("xattr", "stored-marker-only", 0, "user.xtsfs.");
+	put_str("xattr", "stored-foreign", 0, "user.foreign");
+	put_str("xattr", "stored-no-dot", 0, "user.xtsfsAAAA");
+	put_str("xattr", "stored-security", 0, "security.xtsfs.AAAA");
+	put_str("xattr", "stored-empty", 0, "");
+	/* plaintext names over and at the limits */
+	put_str("xattr", "plain-bare-user", 1, "user.");
+	put_str("xattr", "plain-bare-trusted", 1, "trusted.");
+	put_str("xattr", "plain-security", 1, "security.capability");
+	put_str("xattr", "plain-acl", 1, "system.posix_acl_access");
+	put_str("xattr", "plain-other", 1, "osx.x");
+	snprintf(name, sizeof(name), "user.");
+	fill(name + 5, 161, 'a');
+	put_str("xattr", "plain-user.161", 1, name);
+	snprintf(name, sizeof(name), "trusted.");
+	fill(name + 8, 247, 'a');
+	put_str("xattr", "plain-trusted.247", 1, name);
+
+	/* stored values: sizes, room classes, damage, another name */
+	static const size_t vlens[] = { 0, 1, 16, 17, 4096 };
+	xattr_name_enc(nctx, "user.mime_type", lower);
+	for (size_t i = 0; i < sizeof(vlens) / sizeof(vlens[0]); i++) {
+		for (size_t j = 0; j < vlens[i]; j++)
+			val[j] = (uint8_t)(j * 11 + 5);
+		n = xattr_value_enc(nctx, lower, val, vlens[i], st,
+				    sizeof(st));
+		for (int room = 0; room < 4; room++) {
+			snprintf(tag, sizeof(tag), "value-%zu-room%d",
+				 vlens[i], room);
+			put_named(tag, 2, room, lower, st, (size_t)n);
+		}
+		snprintf(tag, sizeof(tag), "plain-value-%zu", vlens[i]);
+		put_named(tag, 4, -1, lower, val, vlens[i]);
+	}
+	n = xattr_value_enc(nctx, lower, "text/plain", 10, st, sizeof(st));
+	put_named("value-other-name", 2, 3, "user.xtsfs.other", st,
+		  (size_t)n);
+	st[20] ^= 1;
+	put_named("value-flipped", 2, 3, lower, st, (size_t)n);
+	put_named("value-15", 2, 3, lower, st, 15);
+	memset(st, 0, 16);
+	put_named("value-zeros", 2, 0, lower, st, 16);
+	memset(val, 'v', XTSFS_XATTR_VALUE_MAX + 1);
+	n = xattr_value_enc(nctx, lower, val, XTSFS_XATTR_VALUE_MAX, st,
+			    sizeof(st));
+	put_named("value-max", 2, 1, lower, st, (size_t)n);
+	put_named("plain-value-max", 4, -1, lower, val,
+		  XTSFS_XATTR_VALUE_MAX);
+	put_named("plain-value-over", 4, -1, lower, val,
+		  XTSFS_XATTR_VALUE_MAX + 1);
+	put_named("value-no-name", 2, 3, "", st, 16);
+
+	/* lower lists: ours, foreign, damaged, passed and dropped */
+#define ADD(s) (memcpy(list + o, (s), strlen(s) + 1), o += strlen(s) + 1)
+	ADD("security.selinux");
+	xattr_name_enc(nctx, "user.a", lower);
+	ADD(lower);
+	ADD("user.foreign");
+	xattr_name_enc(nctx, "trusted.overlay.opaque", lower);
+	ADD(lower);
+	ADD("system.posix_acl_access");
+	ADD("osx.other");
+	ADD(buf);
+	ADD("trusted.xtsfs.");
+	/* list[0] is the pass mask: none, security and system, all */
+	list[0] = 0;
+	put("xattr", "list-mixed-pass0", 3, list, o);
+	list[0] = 0x18;
+	put("xattr", "list-mixed-pass-sec-sys", 3, list, o);
+	put("xattr", "list-cut", 3, list, o - 1);
+	list[0] = 0x1f;
+	put("xattr", "list-mixed-pass-all", 3, list, o);
+	put("xattr", "list-empty", 3, "\x18", 1);
+	put("xattr", "list-empty-name", 3, "\x18security.x\0\0", 13);
+	put("xattr", "list-only-nul", 3, "\x18\0", 2);
+#undef ADD
+}
+
 /* a lower file of @n plaintext bytes under the fixed id, into @lower */
 static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower)
 {
@@ -452,6 +606,7 @@ int main(int argc, char **argv)
 	gen_content();
 	gen_volkey();
 	gen_keywrap();
+	gen_xattr();
 	names_ctx_free(nctx);
 	aes_siv_wipe(&siv);
 	return 0;
