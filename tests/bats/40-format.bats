@@ -85,3 +85,130 @@ compare_trees() {
 	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out2"
 	[ "$status" -ne 0 ]
 }
+
+# xattr_tree MNT: a directory with a file, a symlink and a fifo, made
+# through the mount at MNT, which is then unmounted. Sets LD, LF, LL, LP
+# to their lower objects (the one directory of the cipher directory's
+# root, and in it the one file, symlink and fifo).
+xattr_tree() {
+	mkdir "$1/d"
+	echo hello >"$1/d/f"
+	ln -s f "$1/d/l"
+	mkfifo "$1/d/p"
+	fusermount3 -u "$1"
+	LD=$(find "$T/c" -mindepth 1 -maxdepth 1 -type d)
+	LF=$(find "$LD" -mindepth 1 -maxdepth 1 -type f ! -name 'xtsfs.*')
+	LL=$(find "$LD" -mindepth 1 -maxdepth 1 -type l)
+	LP=$(find "$LD" -mindepth 1 -maxdepth 1 -type p)
+	[ -d "$LD" ] && [ -f "$LF" ] && [ -L "$LL" ] && [ -p "$LP" ]
+}
+
+# xattr_dump DIR: the user.* and trusted.* xattrs of DIR and d, d/f,
+# d/l, d/p below it, values in hex, symlinks not followed
+xattr_dump() {
+	local p
+	for p in . d d/f d/l d/p; do
+		echo "== $p"
+		(cd "$1" && getfattr -h -d -m '^(user|trusted)\.' -e hex "$p" 2>/dev/null |
+			grep -v '^# file:' | sed '/^$/d')
+	done
+}
+
+# xattr_roundtrip [mkfs args]: xattrs of every kind of object, sealed
+# onto the lower objects by the codec, decrypt with the reference
+xattr_roundtrip() {
+	SEAL="$XTSFS_BUILD/tests/xattr-seal"
+	mkvol "$T/c" --print-volume-key "$@" | grep -E '^[0-9a-f]{8}-' >"$T/key"
+	mkdir "$T/m"
+	xtsfs --passfile "$T/pass" "$T/c" "$T/m"
+	track_mount "$T/m"
+	xattr_tree "$T/m"
+	# the same tree, with the same xattrs in plaintext, for comparison
+	mkdir -p "$T/src/d"
+	echo hello >"$T/src/d/f"
+	ln -s f "$T/src/d/l"
+	mkfifo "$T/src/d/p"
+	long="user.$(printf 'n%.0s' $(seq 1 160))"
+	big="0x$(head -c 3000 /dev/urandom | od -An -v -tx1 | tr -d ' \n')"
+	set_both() { # LOWER PLAIN NAME VALUE
+		"$SEAL" "$T/key" "$1" "$3" "$4"
+		setfattr -h -n "$3" -v "${4:-""}" "$2"
+	}
+	set_both "$LF" "$T/src/d/f" user.mime_type text/plain
+	set_both "$LF" "$T/src/d/f" "$long" "$big"
+	set_both "$LF" "$T/src/d/f" trusted.t 0x00ff00
+	set_both "$LD" "$T/src/d" user.dir 1
+	set_both "$T/c" "$T/src" trusted.root rootvalue
+	set_both "$LL" "$T/src/d/l" trusted.link x
+	set_both "$LP" "$T/src/d/p" trusted.fifo y
+	# an empty value: setfattr stores it with no -v
+	"$SEAL" "$T/key" "$LF" user.empty ""
+	setfattr -n user.empty "$T/src/d/f"
+	# not ours: left alone, and not an error
+	setfattr -n user.foreign -v 1 "$LF"
+	setfattr -n trusted.overlay.x -v 1 "$LD"
+	# nothing of a name or value is visible in the cipher directory
+	! getfattr -R -d -m - "$T/c" 2>/dev/null | grep -E 'mime|text/plain|rootvalue|user\.dir'
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	xattr_dump "$T/src" >"$T/want"
+	xattr_dump "$T/out" >"$T/got"
+	diff "$T/want" "$T/got"
+	grep -q 'user.empty' "$T/got"
+	grep -q "^$long=" "$T/got"
+}
+
+@test "xattrs stored by the codec decrypt with the independent decryptor" {
+	[ "$(id -u)" = 0 ] || skip "trusted.* xattrs need root"
+	xattr_roundtrip
+}
+
+@test "plaintext-names volume: xattrs are encrypted all the same" {
+	[ "$(id -u)" = 0 ] || skip "trusted.* xattrs need root"
+	xattr_roundtrip --plaintext-names
+	getfattr -d -m - "$T/c/d/f" | grep -q '^user\.xtsfs\.'
+}
+
+@test "the independent decryptor refuses a damaged xattr name and a value moved to another name" {
+	SEAL="$XTSFS_BUILD/tests/xattr-seal"
+	mkvol "$T/c" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/key"
+	mkdir "$T/m"
+	xtsfs --passfile "$T/pass" "$T/c" "$T/m"
+	track_mount "$T/m"
+	xattr_tree "$T/m"
+	"$SEAL" "$T/key" "$LF" user.a one
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out"
+	[ "$status" -eq 0 ]
+	# user.a's stored value under user.b's stored name
+	la=$("$SEAL" "$T/key" --name user.a)
+	lb=$("$SEAL" "$T/key" --name user.b)
+	v=$(getfattr --absolute-names -n "$la" -e hex "$LF" | sed -n "s/^$la=//p")
+	[ -n "$v" ]
+	setfattr -n "$lb" -v "$v" "$LF"
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out2"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"user.b: value does not authenticate"* ]]
+	setfattr -x "$lb" "$LF"
+	# the same for an empty value (V alone)
+	"$SEAL" "$T/key" "$LF" user.e ""
+	le=$("$SEAL" "$T/key" --name user.e)
+	lf=$("$SEAL" "$T/key" --name user.f)
+	v=$(getfattr --absolute-names -n "$le" -e hex "$LF" | sed -n "s/^$le=//p")
+	[ "${#v}" -eq 34 ]
+	setfattr -n "$lf" -v "$v" "$LF"
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out4"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"user.f: value does not authenticate"* ]]
+	[[ "$output" != *"user.e:"* ]]
+	setfattr -x "$lf" "$LF"
+	# a marked name that does not decrypt (one character changed)
+	bad="${la:0:20}$([ "${la:20:1}" = A ] && echo B || echo A)${la:21}"
+	setfattr -n "$bad" -v 0x00112233445566778899aabbccddeeff "$LF"
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out3"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"undecryptable xattr name"* ]]
+}

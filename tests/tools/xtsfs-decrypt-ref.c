@@ -14,6 +14,9 @@
  *
  *   xtsfs-decrypt-ref --volume-key-file KEYFILE CIPHERDIR OUTDIR
  *
+ * The user.* and trusted.* extended attributes (6) are decrypted onto
+ * the output objects (trusted.* only when run as root).
+ *
  * OUTDIR is created (or must be an empty directory). Exit status: 0 when
  * the whole tree decrypted without a single inconsistency, 1 when anything
  * was wrong (each problem is reported on stderr with the lower path, and
@@ -33,6 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <openssl/core_names.h>
@@ -72,6 +76,13 @@
 #define INTERNAL_PREFIX "xtsfs."
 #define V_B64_LEN 22			/* base64url of a 16-byte V */
 #define SYMLINK_AD "xtsfs-symlink-target"
+
+/* 6 */
+#define XATTR_MARKER "xtsfs."
+#define XATTR_NAME_AD "xtsfs-xattr-name"
+#define XATTR_VALUE_AD "xtsfs-xattr-value"
+#define XATTR_REST_MAX 160		/* bytes of a name after its namespace */
+#define XATTR_VALUE_STORED_MAX 65536	/* XATTR_SIZE_MAX */
 
 #define CHUNK_UNITS 256
 
@@ -275,32 +286,104 @@ static long b64url_decode(const char *s, size_t n, uint8_t *out, size_t cap)
 /* ------------------------------------------------------------------ */
 /* AES-SIV (RFC 5297) through OpenSSL; K_mac = key[0..32), K_ctr = key[32..64) */
 
-/*
- * vc = V || C (vclen >= 16). One AD component. On success writes
- * vclen - 16 bytes to out and returns 0; -1 if it does not authenticate.
- */
-static int siv_open(const uint8_t *ad, size_t adlen, const uint8_t *vc,
-		    size_t vclen, uint8_t *out)
+/* AES-256-CMAC under K_mac = K_names[0..32) (for S2V) */
+static void names_cmac(const uint8_t *m, size_t n, uint8_t out[16])
 {
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM params[2];
+	size_t tl = 0;
+
+	if (!ctx)
+		die("OpenSSL has no CMAC");
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
+						     (char *)"AES-256-CBC", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_init(ctx, g_blob + 64, 32, params) != 1 ||
+	    EVP_MAC_update(ctx, m, n) != 1 ||
+	    EVP_MAC_final(ctx, out, &tl, 16) != 1 || tl != 16)
+		die("AES-256-CMAC failed in OpenSSL");
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+}
+
+/* dbl() of RFC 5297 2.3: shift left by one bit, 0x87 if a bit fell out */
+static void siv_dbl(uint8_t b[16])
+{
+	uint8_t carry = b[0] >> 7;
+
+	for (int i = 0; i < 15; i++)
+		b[i] = (uint8_t)(b[i] << 1 | b[i + 1] >> 7);
+	b[15] = (uint8_t)(b[15] << 1) ^ (carry ? 0x87 : 0);
+}
+
+/*
+ * V of an empty plaintext, RFC 5297 2.4 S2V done by hand: OpenSSL 3.0
+ * ignores a decryption update of zero bytes and then fails every empty
+ * plaintext (6.3: an empty xattr value is stored as V alone).
+ */
+static int siv_open_empty(const uint8_t *const *ad, const size_t *adlen,
+			  int nad, const uint8_t v[16])
+{
+	static const uint8_t zero[16];
+	uint8_t d[16], t[16];
+
+	names_cmac(zero, 16, d);
+	for (int i = 0; i < nad; i++) {
+		names_cmac(ad[i], adlen[i], t);
+		siv_dbl(d);
+		for (int j = 0; j < 16; j++)
+			d[j] ^= t[j];
+	}
+	siv_dbl(d);
+	d[0] ^= 0x80;	/* pad("") = 0x80 0^120 */
+	names_cmac(d, 16, t);
+	return CRYPTO_memcmp(t, v, 16) == 0 ? 0 : -1;
+}
+
+/*
+ * vc = V || C (vclen >= 16). nad AD components ad[i] of adlen[i] bytes,
+ * in order (each EVP_DecryptUpdate with a NULL output is one S2V
+ * string). On success writes vclen - 16 bytes to out and returns 0; -1
+ * if it does not authenticate.
+ */
+static int siv_open_n(const uint8_t *const *ad, const size_t *adlen,
+		      int nad, const uint8_t *vc, size_t vclen, uint8_t *out)
+{
+	EVP_CIPHER_CTX *ctx;
 	int ok = 0, outl = 0, finl = 0;
 	uint8_t tag[16];
 
+	if (vclen == 16)
+		return siv_open_empty(ad, adlen, nad, vc);
+	ctx = EVP_CIPHER_CTX_new();
 	if (!ctx)
 		die("out of memory");
 	memcpy(tag, vc, 16);
 	if (EVP_DecryptInit_ex(ctx, g_siv, NULL, g_blob + 64, NULL) == 1 &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) == 1 &&
-	    EVP_DecryptUpdate(ctx, NULL, &outl, ad, (int)adlen) == 1 &&
-	    EVP_DecryptUpdate(ctx, out, &outl, vc + 16, (int)(vclen - 16)) == 1 &&
-	    (size_t)outl == vclen - 16 &&
-	    EVP_DecryptFinal_ex(ctx, out + outl, &finl) == 1)
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 16, tag) == 1) {
 		ok = 1;
+		for (int i = 0; i < nad && ok; i++)
+			ok = EVP_DecryptUpdate(ctx, NULL, &outl, ad[i],
+					       (int)adlen[i]) == 1;
+	}
+	if (ok)
+		ok = EVP_DecryptUpdate(ctx, out, &outl, vc + 16,
+				       (int)(vclen - 16)) == 1 &&
+		     (size_t)outl == vclen - 16 &&
+		     EVP_DecryptFinal_ex(ctx, out + outl, &finl) == 1;
 	EVP_CIPHER_CTX_free(ctx);
 	ERR_clear_error();
 	if (!ok)
 		OPENSSL_cleanse(out, vclen - 16);
 	return ok ? 0 : -1;
+}
+
+/* siv_open_n() with one AD component */
+static int siv_open(const uint8_t *ad, size_t adlen, const uint8_t *vc,
+		    size_t vclen, uint8_t *out)
+{
+	return siv_open_n(&ad, &adlen, 1, vc, vclen, out);
 }
 
 /*
@@ -852,6 +935,103 @@ static bool decrypt_target(const char *lpath, const char *stored, size_t slen,
 	return true;
 }
 
+static bool has_prefix(const char *s, const char *p);
+
+/*
+ * A stored xattr name (6.2), NUL-terminated, in "user." or "trusted."
+ * and marked: writes the plaintext name to out (>= 256 bytes) and returns
+ * NULL, or returns why it is damaged.
+ */
+static const char *decrypt_xattr_name(const char *lower, const char *ns,
+				      char *out)
+{
+	const char *b64 = lower + strlen(ns) + strlen(XATTR_MARKER);
+	uint8_t vc[16 + XATTR_REST_MAX], pt[XATTR_REST_MAX];
+	const uint8_t *ad[2] = { (const uint8_t *)XATTR_NAME_AD,
+				 (const uint8_t *)ns };
+	size_t adlen[2] = { strlen(XATTR_NAME_AD), strlen(ns) };
+	size_t blen = strlen(b64);
+	long n, len;
+
+	if (blen > B64_MAX(16 + XATTR_REST_MAX))
+		return "longer than the stored form of any name";
+	n = b64url_decode(b64, blen, vc, sizeof(vc));
+	if (n < 0)
+		return "not canonical base64url";
+	if (n < 32 || (n - 16) % 16 != 0)
+		return "decoded length is not 16 + a multiple of 16 (at least 32)";
+	if (siv_open_n(ad, adlen, 2, vc, (size_t)n, pt) != 0)
+		return "AES-SIV authentication failed (wrong key or namespace, or tampered)";
+	len = unpad(pt, (size_t)n - 16);
+	if (len < 0 || len > XATTR_REST_MAX || memchr(pt, 0, (size_t)len)) {
+		OPENSSL_cleanse(pt, sizeof(pt));
+		return "padding is not minimal zero padding, or a NUL inside";
+	}
+	memcpy(out, ns, strlen(ns));
+	memcpy(out + strlen(ns), pt, (size_t)len);
+	out[strlen(ns) + (size_t)len] = '\0';
+	OPENSSL_cleanse(pt, sizeof(pt));
+	return NULL;
+}
+
+/*
+ * 6: decrypt the user.* and trusted.* xattrs of the lower object lpath
+ * onto the output object opath (neither followed if a symlink). Other
+ * xattrs (unmarked ones, security.*, system.*) are not part of the
+ * format and are not copied. A lower filesystem without xattrs has none.
+ */
+static void copy_xattrs(const char *lpath, const char *opath)
+{
+	static char list[65536 + 1];
+	static uint8_t val[XATTR_VALUE_STORED_MAX + 1];
+	static uint8_t pt[XATTR_VALUE_STORED_MAX];
+	ssize_t ln = llistxattr(lpath, list, sizeof(list) - 1);
+
+	if (ln < 0) {
+		if (errno != ENOTSUP)
+			report(lpath, "listxattr: %s", strerror(errno));
+		return;
+	}
+	for (ssize_t pos = 0; pos < ln; pos += (ssize_t)strlen(list + pos) + 1) {
+		const char *lname = list + pos;
+		const char *ns = has_prefix(lname, "user.") ? "user." :
+				 has_prefix(lname, "trusted.") ? "trusted." :
+				 NULL;
+		const uint8_t *ad[2] = { (const uint8_t *)XATTR_VALUE_AD,
+					 (const uint8_t *)lname };
+		size_t adlen[2] = { strlen(XATTR_VALUE_AD), strlen(lname) };
+		char plain[256];
+		const char *why;
+		ssize_t vn;
+
+		if (!ns || !has_prefix(lname + strlen(ns), XATTR_MARKER))
+			continue;	/* 6.2: not ours, left alone */
+		why = decrypt_xattr_name(lname, ns, plain);
+		if (why) {
+			report(lpath, "undecryptable xattr name '%s': %s", lname, why);
+			continue;
+		}
+		vn = lgetxattr(lpath, lname, val, sizeof(val));
+		if (vn < 0) {
+			report(lpath, "getxattr %s: %s", lname, strerror(errno));
+			continue;
+		}
+		/* 6.3: V, then at most XATTR_SIZE_MAX - 16 bytes */
+		if (vn < 16 || vn > XATTR_VALUE_STORED_MAX) {
+			report(lpath, "xattr %s: stored value of %zd bytes", plain, vn);
+			continue;
+		}
+		if (siv_open_n(ad, adlen, 2, val, (size_t)vn, pt) != 0) {
+			report(lpath, "xattr %s: value does not authenticate under its "
+			       "stored name (AES-SIV, 6.3)", plain);
+			continue;
+		}
+		if (lsetxattr(opath, plain, pt, (size_t)vn - 16, 0) != 0)
+			report(opath, "setxattr %s: %s", plain, strerror(errno));
+		OPENSSL_cleanse(pt, (size_t)vn - 16);
+	}
+}
+
 static void walk_dir(int ldfd, const char *ldir, int odfd, const char *odir,
 		     const uint8_t dirid[16], bool root);
 
@@ -910,6 +1090,7 @@ static void do_entry(int ldfd, const char *ldir, int odfd, const char *odir,
 		walk_dir(sub, lpath, osub, opath, id, false);
 		close(sub);
 		close(osub);
+		copy_xattrs(lpath, opath);
 		if (fchmodat(odfd, pname, perm, 0) != 0)
 			report(opath, "chmod: %s", strerror(errno));
 		copy_times(odfd, pname, opath, &st, false);
@@ -930,6 +1111,7 @@ static void do_entry(int ldfd, const char *ldir, int odfd, const char *odir,
 		}
 		decrypt_contents(lfd, lpath, ofd);
 		close(lfd);
+		copy_xattrs(lpath, opath);
 		if (fchmod(ofd, perm) != 0)
 			report(opath, "chmod: %s", strerror(errno));
 		if (close(ofd) != 0)
@@ -954,6 +1136,7 @@ static void do_entry(int ldfd, const char *ldir, int odfd, const char *odir,
 			report(lpath, "cannot create symlink %s: %s", opath, strerror(errno));
 			goto out;
 		}
+		copy_xattrs(lpath, opath);
 		copy_times(odfd, pname, opath, &st, true);
 	} else if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
 		   S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
@@ -964,6 +1147,7 @@ static void do_entry(int ldfd, const char *ldir, int odfd, const char *odir,
 			       strerror(errno));
 			goto out;
 		}
+		copy_xattrs(lpath, opath);
 		if (fchmodat(odfd, pname, perm, 0) != 0)
 			report(opath, "chmod: %s", strerror(errno));
 		copy_times(odfd, pname, opath, &st, false);
@@ -1225,6 +1409,7 @@ int main(int argc, char **argv)
 	}
 
 	walk_dir(ldfd, cipherdir, odfd, outdir, root_id, true);
+	copy_xattrs(cipherdir, outdir);
 
 	if (fstat(ldfd, &st) == 0) {
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
