@@ -44,23 +44,23 @@ _Static_assert(XTSFS_XATTR_SUFFIX_MAX % 16 == 0, "a whole padded length");
 /* the limit is the largest padded length whose stored names fit ... */
 _Static_assert(sizeof(TRUSTED_PREFIX) - 1 + MARKER_LEN + B64_MAX ==
 		       XTSFS_XATTR_TRUSTED_LOWER_MAX &&
-	       XTSFS_XATTR_TRUSTED_LOWER_MAX <= XTSFS_XATTR_KERNEL_NAME_MAX,
+		   XTSFS_XATTR_TRUSTED_LOWER_MAX <= XTSFS_XATTR_KERNEL_NAME_MAX,
 	       "trusted.* names up to the limit fit in XATTR_NAME_MAX");
 _Static_assert(sizeof(USER_PREFIX) - 1 + MARKER_LEN + B64_MAX ==
-		       XTSFS_XATTR_USER_LOWER_MAX,
+		   XTSFS_XATTR_USER_LOWER_MAX,
 	       "user.* stored length");
 /* ... and the next one (16 more bytes) fits in neither namespace */
 _Static_assert(sizeof(USER_PREFIX) - 1 + MARKER_LEN +
-			       B64_LEN(XTSFS_XATTR_SUFFIX_MAX + 16) >
-		       XTSFS_XATTR_KERNEL_NAME_MAX,
+		       B64_LEN(XTSFS_XATTR_SUFFIX_MAX + 16) >
+		   XTSFS_XATTR_KERNEL_NAME_MAX,
 	       "XTSFS_XATTR_SUFFIX_MAX is not the largest that fits");
 _Static_assert(sizeof(USER_PREFIX) - 1 + XTSFS_XATTR_SUFFIX_MAX ==
 		       XTSFS_XATTR_USER_NAME_MAX &&
-	       sizeof(TRUSTED_PREFIX) - 1 + XTSFS_XATTR_SUFFIX_MAX ==
+		   sizeof(TRUSTED_PREFIX) - 1 + XTSFS_XATTR_SUFFIX_MAX ==
 		       XTSFS_XATTR_TRUSTED_NAME_MAX,
 	       "plaintext name limits");
 _Static_assert(XTSFS_XATTR_TRUSTED_LOWER_MAX < XTSFS_XATTR_NAME_BUF &&
-		       XTSFS_XATTR_KERNEL_NAME_MAX < XTSFS_XATTR_NAME_BUF,
+		   XTSFS_XATTR_KERNEL_NAME_MAX < XTSFS_XATTR_NAME_BUF,
 	       "name buffers");
 _Static_assert(XTSFS_XATTR_VALUE_OVERHEAD == AES_SIV_IV_SIZE, "V");
 
@@ -200,8 +200,7 @@ static void value_ad(struct siv_ad ad[2], const char *lower)
 
 /* see xattr.h */
 ssize_t xattr_value_enc(const struct names_ctx *ctx, const char *lower,
-			const void *val, size_t len, void *out,
-			size_t outsize)
+			const void *val, size_t len, void *out, size_t outsize)
 {
 	struct siv_ad ad[2];
 
@@ -216,8 +215,7 @@ ssize_t xattr_value_enc(const struct names_ctx *ctx, const char *lower,
 
 /* see xattr.h */
 ssize_t xattr_value_dec(const struct names_ctx *ctx, const char *lower,
-			const void *in, size_t inlen, void *out,
-			size_t outsize)
+			const void *in, size_t inlen, void *out, size_t outsize)
 {
 	struct siv_ad ad[2];
 	uint8_t *buf = out;
@@ -362,8 +360,7 @@ ssize_t xattr_list_dec(const struct names_ctx *ctx, const char *lower,
 		       size_t lowerlen, char *out, size_t outsize,
 		       unsigned pass, struct xattr_list_stats *st)
 {
-	return list_convert(ctx, true, lower, lowerlen, out, outsize, pass,
-			    st);
+	return list_convert(ctx, true, lower, lowerlen, out, outsize, pass, st);
 }
 
 /* see xattr.h */

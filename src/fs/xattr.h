@@ -79,7 +79,7 @@
  * the stored value is the answer then.
  */
 #define XTSFS_XATTR_VALUE_OVERHEAD 16
-#define XTSFS_XATTR_VALUE_MAX \
+#define XTSFS_XATTR_VALUE_MAX                                                  \
 	(XTSFS_XATTR_KERNEL_SIZE_MAX - XTSFS_XATTR_VALUE_OVERHEAD)
 
 /*
@@ -178,8 +178,7 @@ int xattr_name_dec(const struct names_ctx *ctx, const char *lower,
  * @outsize < @len + 16 (nothing written then).
  */
 ssize_t xattr_value_enc(const struct names_ctx *ctx, const char *lower,
-			const void *val, size_t len, void *out,
-			size_t outsize);
+			const void *val, size_t len, void *out, size_t outsize);
 
 /*
  * xattr_value_dec() - the plaintext of a stored value, with getxattr's

@@ -172,8 +172,7 @@ static void stored_value(const uint8_t *d, size_t size)
 
 	probe = xattr_value_dec(ctx(), lower, in, inlen, NULL, 0);
 	memset(out, 0xa5, sizeof(out));
-	rc = xattr_value_dec(ctx(), lower, in, inlen, room ? out : NULL,
-			     room);
+	rc = xattr_value_dec(ctx(), lower, in, inlen, room ? out : NULL, room);
 	if (inlen < 16 || inlen > XTSFS_XATTR_KERNEL_SIZE_MAX) {
 		FUZZ_CHECK(probe == -EIO && rc == -EIO);
 	} else if (room == 0) {
@@ -273,16 +272,15 @@ static void lower_list(const uint8_t *d, size_t size)
 	if (!wellformed) {
 		FUZZ_CHECK(probe == -EIO);
 		memset(out, 0x5a, 64);
-		FUZZ_CHECK(xattr_list_dec(ctx(), l, len, out, 64, pass,
-					  NULL) == -EIO);
+		FUZZ_CHECK(xattr_list_dec(ctx(), l, len, out, 64, pass, NULL) ==
+			   -EIO);
 		FUZZ_CHECK(all_zero(out, 64));
 		return;
 	}
 	/* never longer than the lower list */
 	FUZZ_CHECK(probe >= 0 && (size_t)probe <= len);
 	memset(out, 0xa5, sizeof(out));
-	rc = xattr_list_dec(ctx(), l, len, out, (size_t)probe + 1, pass,
-			    &st2);
+	rc = xattr_list_dec(ctx(), l, len, out, (size_t)probe + 1, pass, &st2);
 	FUZZ_CHECK(rc == probe);
 	FUZZ_CHECK(st.foreign == st2.foreign && st.corrupt == st2.corrupt &&
 		   st.toolong == 0 && st2.toolong == 0);
@@ -290,9 +288,8 @@ static void lower_list(const uint8_t *d, size_t size)
 	check_list_names(out, (size_t)rc, pass, false);
 	if (probe > 1) {
 		memset(out + probe + 1, 0xa5, 4);
-		FUZZ_CHECK(xattr_list_dec(ctx(), l, len, out,
-					  (size_t)probe - 1, pass,
-					  NULL) == -ERANGE);
+		FUZZ_CHECK(xattr_list_dec(ctx(), l, len, out, (size_t)probe - 1,
+					  pass, NULL) == -ERANGE);
 		FUZZ_CHECK(all_zero(out, (size_t)probe - 1));
 		rc = xattr_list_dec(ctx(), l, len, out, (size_t)probe, pass,
 				    NULL);

@@ -79,8 +79,7 @@ static struct names_ctx *load_key(const char *path)
 	n = fread(text, 1, sizeof(text), f);
 	fclose(f);
 	k = secmem_alloc(sizeof(*k));
-	if (!k || vol_key_parse(k, text, n) ||
-	    names_ctx_new(&ctx, k->names)) {
+	if (!k || vol_key_parse(k, text, n) || names_ctx_new(&ctx, k->names)) {
 		fprintf(stderr, "%s: not a usable volume key\n", path);
 		ctx = NULL;
 	}
@@ -99,8 +98,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc != 5 && !(argc == 4 && !strcmp(argv[2], "--name"))) {
-		fprintf(stderr, "usage: %s KEYFILE PATH NAME VALUE\n"
-				"       %s KEYFILE --name NAME\n",
+		fprintf(stderr,
+			"usage: %s KEYFILE PATH NAME VALUE\n"
+			"       %s KEYFILE --name NAME\n",
 			argv[0], argv[0]);
 		return 2;
 	}
