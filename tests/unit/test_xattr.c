@@ -91,9 +91,10 @@ static void craft(char *out, const char *prefix, const char *adns,
 /* ---- known answers ------------------------------------------------- */
 
 /*
- * Computed from the text of FORMAT.md section 6 alone, with Python's
- * cryptography (AESSIV, RFC 5297) and base64.urlsafe_b64encode, under
- * the names key 00 01 02 .. 3f. If these change, the format changed.
+ * Computed from the text of FORMAT.md section 6 alone by
+ * tests/tools/xattr-kat.py, with Python's cryptography (AESSIV, RFC
+ * 5297) and base64.urlsafe_b64encode, under the names key 00 01 02 ..
+ * 3f. If these change, the format changed.
  */
 static void test_kat(void)
 {
