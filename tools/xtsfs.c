@@ -572,6 +572,7 @@ static int serve(struct opts *o, int report_fd)
 	const struct xts_backend *be;
 	char err[1024], *fsopts = NULL, *mnt_canon = NULL;
 	int rc, dfd, ret = XTSFS_EXIT_FAILURE;
+	bool plain_names;
 
 	if (xts_choose(o->c.cipher, &be) != 0) {
 		fprintf(stderr, PROG ": %s\n", xts_choose_error());
@@ -616,8 +617,10 @@ static int serve(struct opts *o, int report_fd)
 	if (o->reverse)
 		return serve_reverse(o, report_fd, be, &v);
 	rc = xts_ctx_new(&xts, be, v.keys->contents);
-	if (!rc && !(v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES))
+	/* xattr names are encrypted even where entry names are not */
+	if (!rc)
 		rc = names_ctx_new(&names, v.keys->names);
+	plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
 		fprintf(stderr, PROG ": cannot set up the keys: %s\n",
@@ -627,7 +630,9 @@ static int serve(struct opts *o, int report_fd)
 
 	fs.m.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	fs.m.xts = xts;
-	fs.m.names = names;
+	fs.m.names = plain_names ? NULL : names;
+	fs.m.xattr_names = names;
+	fs.m.acl = true;
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
 	fs.m.entry_timeout = o->entry_timeout;
@@ -660,7 +665,7 @@ static int serve(struct opts *o, int report_fd)
 	if (ret)
 		goto out;
 	xm_log(&fs.m, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
-		be->name, names ? "" : ", plaintext names");
+		be->name, fs.m.names ? "" : ", plaintext names");
 	ret = serve_loop(o, se);
 	xm_log(&fs.m, LOG_INFO, "unmounted");
 out:

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /*
@@ -106,8 +107,25 @@ void own_by_caller(const struct caller *who, int dirfd, const char *stored,
 		gid = (gid_t)-1;
 	if (fchownat(dirfd, stored, who->uid, gid, AT_SYMLINK_NOFOLLOW) != 0)
 		return;
-	if ((mode & (S_ISUID | S_ISGID)) && !S_ISDIR(mode) && !S_ISLNK(mode))
-		(void)fchmodat(dirfd, stored, mode & 07777, 0);
+	/* onto the mode it has (an inherited ACL may have shaped it) */
+	if ((mode & (S_ISUID | S_ISGID)) && !S_ISDIR(mode) && !S_ISLNK(mode) &&
+	    fstatat(dirfd, stored, &dir, AT_SYMLINK_NOFOLLOW) == 0)
+		(void)fchmodat(dirfd, stored, (dir.st_mode & 07777) |
+			       (mode & (S_ISUID | S_ISGID)), 0);
+}
+
+/* see mount_int.h */
+mode_t create_mode(const struct xmount *m, const struct caller *who,
+		   int dirfd, mode_t mode)
+{
+	char path[64];
+
+	if (!m->acl || !(mode & who->umask))
+		return mode;
+	proc_path(path, dirfd);
+	if (getxattr(path, "system.posix_acl_default", NULL, 0) > 0)
+		return mode;
+	return mode & ~who->umask;
 }
 
 /*

@@ -39,7 +39,8 @@ int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
 	int err = name_enc(m, dir, name, &ln);
 
 	if (!err)
-		err = dirops_mkdir(&m->dops, dir->fd, &ln, mode);
+		err = dirops_mkdir(&m->dops, dir->fd, &ln,
+				   create_mode(m, who, dir->fd, mode));
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFDIR | mode, out, st);
 	return err;
@@ -54,7 +55,8 @@ int xm_mknod(struct xmount *m, const struct caller *who, struct xnode *dir,
 	int err = name_enc(m, dir, name, &ln);
 
 	if (!err)
-		err = dirops_mknod(&m->dops, dir->fd, &ln, mode, rdev);
+		err = dirops_mknod(&m->dops, dir->fd, &ln,
+				   create_mode(m, who, dir->fd, mode), rdev);
 	if (!err)
 		err = made(m, who, dir, &ln, mode, out, st);
 	return err;

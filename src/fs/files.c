@@ -242,7 +242,8 @@ int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
 		err = dirops_sidecar_make(&m->dops, dir->fd, &ln);
 	if (err)
 		return err;
-	fd = create_lower(who, dir, &ln, mode, flags, &made);
+	fd = create_lower(who, dir, &ln, create_mode(m, who, dir->fd, mode),
+			  flags, &made);
 	if (fd < 0) {
 		if (fd != -EEXIST)
 			dirops_sidecar_drop(dir->fd, &ln);

@@ -8,6 +8,8 @@
  */
 #include "fwd.h"
 
+#include "scratch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -59,7 +61,9 @@ static int caller_groups(void *arg, int size, gid_t *list)
 static struct caller caller_of(fuse_req_t req)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct caller who = { ctx->uid, ctx->gid, caller_groups, req };
+	struct caller who = { ctx->uid, ctx->gid,
+			      mnt_of(req)->acl ? ctx->umask : 0,
+			      caller_groups, req };
 
 	return who;
 }
@@ -521,12 +525,51 @@ static void fwd_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 				      datasync != 0));
 }
 
-/*
- * Extended attributes are refused (doc/DESIGN.md) by not implementing
- * them: the kernel then answers ENOTSUP itself and stops asking, which
- * also saves the security.capability lookup it would send before every
- * write.
- */
+/* ---- extended attributes ------------------------------------------------ */
+
+/* Reply with @n bytes of @buf, or their count for a size probe (@size 0). */
+static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
+			size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void fwd_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 size_t size)
+{
+	char *buf = size ? (char *)scratch_get(SCRATCH_REPLY, size) : NULL;
+	ssize_t n = size && !buf ? -ENOMEM :
+		    xm_getxattr(mnt_of(req), node_of(req, ino), name, buf, size);
+
+	reply_xattr(req, n, buf, size);
+}
+
+static void fwd_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = size ? (char *)scratch_get(SCRATCH_REPLY, size) : NULL;
+	ssize_t n = size && !buf ? -ENOMEM :
+		    xm_listxattr(mnt_of(req), node_of(req, ino), buf, size);
+
+	reply_xattr(req, n, buf, size);
+}
+
+static void fwd_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, -xm_setxattr(mnt_of(req), node_of(req, ino), name,
+					 value, size, flags));
+}
+
+static void fwd_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, -xm_removexattr(mnt_of(req), node_of(req, ino),
+					    name));
+}
 
 /* ---- session ------------------------------------------------------------ */
 
@@ -552,8 +595,30 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 	glue_conn_common(conn);
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
-	/* let the kernel apply the umask before create/mkdir */
-	conn->want &= ~FUSE_CAP_DONT_MASK;
+	/*
+	 * POSIX ACLs, enforced by the kernel (which then checks permissions
+	 * itself, as default_permissions) on what the lower object keeps:
+	 * the kernel then leaves the umask to us (FUSE_CAP_DONT_MASK), to be
+	 * applied only where no default ACL is inherited, as on ext4.
+	 */
+	if (m->acl && (conn->capable & FUSE_CAP_POSIX_ACL)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+	} else {
+		m->acl = false;
+		/* let the kernel apply the umask before create/mkdir */
+		conn->want &= ~FUSE_CAP_DONT_MASK;
+	}
+#ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
+	/*
+	 * The daemon drops set-id bits itself on write, truncate and chown
+	 * (caller.c): with HANDLE_KILLPRIV_V2 the kernel marks the
+	 * filesystem SB_NOSEC and stops asking for security.capability
+	 * before every write (fs/fuse/inode.c, process_init_reply). libfuse
+	 * 3.17 and later know the flag; Debian 12's 3.14 does not.
+	 */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV_V2;
+#endif
 }
 
 const struct fuse_lowlevel_ops fwd_ops = {
@@ -587,4 +652,8 @@ const struct fuse_lowlevel_ops fwd_ops = {
 	.access = fwd_access,
 	.fallocate = fwd_fallocate,
 	.lseek = fwd_lseek,
+	.getxattr = fwd_getxattr,
+	.setxattr = fwd_setxattr,
+	.listxattr = fwd_listxattr,
+	.removexattr = fwd_removexattr,
 };

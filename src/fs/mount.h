@@ -62,6 +62,7 @@ struct xmount {
 	int root_fd;                  /* cipher directory, O_PATH */
 	const struct xts_ctx *xts;    /* contents key (locked memory) */
 	const struct names_ctx *names; /* names key, NULL if plaintext names */
+	const struct names_ctx *xattr_names; /* names key for xattrs, always */
 	bool readonly;                /* -o ro */
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	double entry_timeout;         /* seconds the kernel may cache names */
@@ -71,6 +72,7 @@ struct xmount {
 	struct bdi_tune readahead;    /* applied at the first open */
 	/* set by xm_init() and the front end */
 	bool writeback_on;            /* the kernel agreed to writeback */
+	bool acl;                     /* POSIX ACLs: the kernel enforces them */
 	bool noflush;                 /* lower close() reports nothing */
 	unsigned write_flags;         /* content_write() flags for the lower fs */
 	struct durable durable;       /* dirids and sidecars to sync */
@@ -89,6 +91,7 @@ struct xmount {
 struct caller {
 	uid_t uid;
 	gid_t gid;
+	mode_t umask;     /* with ACLs: its umask, for creates (else 0) */
 	int (*getgroups)(void *arg, int size, gid_t *list);
 	void *arg;
 };
@@ -267,6 +270,31 @@ int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
 
 /* xm_lseek() - SEEK_DATA or SEEK_HOLE. Return: the offset or -errno. */
 int64_t xm_lseek(struct xmount *m, struct xhandle *h, off_t off, int whence);
+
+/* ---- extended attributes (xattrs.c) ------------------------------------ */
+
+/*
+ * xm_getxattr() - getxattr(2) of @in: the value of @name into @out, or
+ * with @size 0 its size. Return: the size, or -errno as getxattr(2)
+ * (-ENODATA, -ERANGE, -EOPNOTSUPP for a namespace not kept; -EIO for a
+ * damaged value).
+ */
+ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
+		    void *out, size_t size);
+
+/* xm_setxattr() - setxattr(2) of @in, @flags XATTR_CREATE/XATTR_REPLACE. */
+int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
+		const void *val, size_t size, int flags);
+
+/* xm_removexattr() - removexattr(2) of @in. */
+int xm_removexattr(struct xmount *m, struct xnode *in, const char *name);
+
+/*
+ * xm_listxattr() - listxattr(2) of @in: the plaintext names into @out,
+ * or with @size 0 the size they need.
+ */
+ssize_t xm_listxattr(struct xmount *m, struct xnode *in, char *out,
+		     size_t size);
 
 /* ---- listings (dirlist.c) ----------------------------------------------- */
 

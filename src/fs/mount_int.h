@@ -54,6 +54,15 @@ bool caller_may_open(const struct caller *who, const struct stat *st,
  */
 int caller_may_delete(const struct caller *who, int dirfd, const char *stored);
 
+/*
+ * The mode to make a lower object with in lower directory @dirfd, for
+ * @mode as the caller asked it: with ACLs the kernel leaves the umask to
+ * us, and it applies only where no default ACL is inherited (as the VFS
+ * does on ext4); the lower filesystem applies an inherited one itself.
+ */
+mode_t create_mode(const struct xmount *m, const struct caller *who,
+		   int dirfd, mode_t mode);
+
 /* Give the new lower object @stored, made with @mode, to @who. */
 void own_by_caller(const struct caller *who, int dirfd, const char *stored,
 		   mode_t mode);

@@ -20,6 +20,7 @@ enum scratch_slot {
 	SCRATCH_REPLY,       /* the reply of a request: read data, a listing */
 	SCRATCH_UNITS,       /* reverse read: the whole units of a range */
 	SCRATCH_HOLES,       /* reverse read: which of those units are holes */
+	SCRATCH_XATTR,       /* a stored xattr value or name list */
 	SCRATCH_SLOTS
 };
 
