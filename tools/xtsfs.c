@@ -441,6 +441,10 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 		fuse_remove_signal_handlers(se);
 		return XTSFS_EXIT_MOUNT;
 	}
+	/* forward mounts: no security.capability round trip per write */
+	if (glue_session_io(se, !o->reverse) != 0)
+		fprintf(stderr, PROG ": warning: own FUSE I/O hooks refused; "
+			"every write will ask for security.capability\n");
 	if (*report_fd < 0)
 		return 0;
 	null = open("/dev/null", O_RDWR);

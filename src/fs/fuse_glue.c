@@ -6,7 +6,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* see fuse_glue.h */
@@ -34,4 +37,101 @@ void glue_reply_statfs(fuse_req_t req, int root_fd)
 	close(fd);
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);
+}
+
+/*
+ * The kernel's side of INIT (include/uapi/linux/fuse.h), the little of
+ * it read here: the request's header and flags, the reply's flags.
+ */
+#define K_FUSE_INIT 26
+#define K_HANDLE_KILLPRIV_V2 (1u << 28)
+
+struct k_in_header {
+	uint32_t len, opcode;
+	uint64_t unique, nodeid;
+	uint32_t uid, gid, pid;
+	uint16_t total_extlen, padding;
+};
+
+struct k_init_in {
+	uint32_t major, minor, max_readahead, flags;
+};
+
+struct k_out_header {
+	uint32_t len;
+	int32_t error;
+	uint64_t unique;
+};
+
+struct k_init_out_head {
+	uint32_t major, minor, max_readahead, flags;
+};
+
+_Static_assert(sizeof(struct k_in_header) == 40, "fuse_in_header");
+_Static_assert(sizeof(struct k_out_header) == 16, "fuse_out_header");
+
+/* What the I/O hooks know of INIT: one session per process. */
+static struct {
+	bool want;              /* add KILLPRIV_V2 if offered */
+	bool offered;           /* the kernel's INIT had it */
+	bool done;              /* the INIT reply went out */
+	uint64_t unique;        /* the INIT request */
+} init_patch;
+
+static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	ssize_t n = read(fd, buf, len);
+
+	(void)userdata;
+	if (!init_patch.done && n >= (ssize_t)(sizeof(struct k_in_header) +
+					       sizeof(struct k_init_in))) {
+		struct k_in_header h;
+		struct k_init_in in;
+
+		memcpy(&h, buf, sizeof(h));
+		memcpy(&in, (char *)buf + sizeof(h), sizeof(in));
+		if (h.opcode == K_FUSE_INIT) {
+			init_patch.unique = h.unique;
+			init_patch.offered = in.flags & K_HANDLE_KILLPRIV_V2;
+		}
+	}
+	return n;
+}
+
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	(void)userdata;
+	if (!init_patch.done && count >= 2 &&
+	    iov[0].iov_len >= sizeof(struct k_out_header) &&
+	    iov[1].iov_len >= sizeof(struct k_init_out_head)) {
+		struct k_out_header oh;
+
+		memcpy(&oh, iov[0].iov_base, sizeof(oh));
+		if (oh.unique == init_patch.unique && oh.unique != 0) {
+			struct k_init_out_head out;
+
+			init_patch.done = true;
+			memcpy(&out, iov[1].iov_base, sizeof(out));
+			if (oh.error == 0 && init_patch.want &&
+			    init_patch.offered) {
+				out.flags |= K_HANDLE_KILLPRIV_V2;
+				memcpy(iov[1].iov_base, &out, sizeof(out));
+			}
+		}
+	}
+	return writev(fd, iov, count);
+}
+
+/* see fuse_glue.h */
+int glue_session_io(struct fuse_session *se, bool killpriv)
+{
+	static const struct fuse_custom_io io = {
+		.read = io_read,
+		.writev = io_writev,
+	};
+	int rc;
+
+	init_patch.want = killpriv;
+	rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));
+	return rc < 0 ? rc : 0;
 }

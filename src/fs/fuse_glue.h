@@ -11,6 +11,7 @@
 #define FUSE_USE_VERSION 312
 
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
 
 /*
  * glue_conn_common() - the settings of every xtsfs connection: requests
@@ -27,5 +28,19 @@ void glue_conn_common(struct fuse_conn_info *conn);
  * the long-name scheme (FORMAT 4.4).
  */
 void glue_reply_statfs(fuse_req_t req, int root_fd);
+
+/*
+ * glue_session_io() - after fuse_session_mount(): read and write @se's
+ * device through our own calls (fuse_session_custom_io), which pass
+ * every byte on as libfuse gave it, except that the reply to INIT also
+ * says FUSE_HANDLE_KILLPRIV_V2 when the kernel offered it and @killpriv
+ * is set. libfuse 3.14 (Debian 12) has no name for that flag; with it
+ * the kernel marks the mount SB_NOSEC and stops sending a GETXATTR of
+ * security.capability before every write(2) (fs/fuse/inode.c,
+ * process_init_reply), which the daemon answers without a lower call
+ * anyway, since it drops set-id bits itself (caller.c). Return: 0 or
+ * -errno (then the session is as it was).
+ */
+int glue_session_io(struct fuse_session *se, bool killpriv);
 
 #endif /* XTSFS_FUSE_GLUE_H */
