@@ -513,8 +513,11 @@ static int serve_reverse(struct opts *o, int report_fd,
 	char *fsopts = NULL, *mnt_canon = NULL;
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
+	bool plain_names = v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
+
 	rc = idkey ? xts_ctx_new(&xts, be, v->keys->contents) : -ENOMEM;
-	if (!rc && !(v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES))
+	/* xattr names are encrypted even where entry names are not */
+	if (!rc)
 		rc = names_ctx_new(&names, v->keys->names);
 	if (!rc)
 		aes_cmac_setkey(idkey, v->keys->header);
@@ -526,7 +529,8 @@ static int serve_reverse(struct opts *o, int report_fd,
 	}
 	fs.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	fs.xts = xts;
-	fs.names = names;
+	fs.names = plain_names ? NULL : names;
+	fs.xattr_names = names;
 	fs.idkey = idkey;
 	fs.mountpoint = o->mountpoint;
 	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);

@@ -38,6 +38,7 @@ struct rfs {
 	int root_fd;                    /* the plaintext directory, O_PATH */
 	const struct xts_ctx *xts;      /* contents key */
 	const struct names_ctx *names;  /* names key; NULL: plaintext names */
+	const struct names_ctx *xattr_names; /* names key for xattrs, always */
 	struct aes_cmac_key *idkey;     /* header key: id derivation (locked) */
 	const char *mountpoint;         /* for log lines */
 	struct bdi_tune readahead;      /* applied at the first open */
@@ -131,5 +132,21 @@ int rfs_opendir(struct rfs *fs, struct rinode *dir, struct rdir **out);
 
 /* rfs_closedir() - free a listing of rfs_opendir(). */
 void rfs_closedir(struct rdir *d);
+
+/*
+ * rfs_getxattr() - the stored form (FORMAT 6) of the plaintext xattr
+ * that view name @name (a stored name) stands for, with getxattr(2)'s
+ * size rules (@size 0: the size). -ENODATA for names the view does not
+ * show. rview_xattr.c.
+ */
+ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
+		     void *out, size_t size);
+
+/*
+ * rfs_listxattr() - the stored names of @in's user.* and trusted.*
+ * xattrs, with listxattr(2)'s size rules.
+ */
+ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, char *out,
+		      size_t size);
 
 #endif /* XTSFS_RVIEW_H */
