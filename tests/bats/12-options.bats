@@ -9,6 +9,7 @@
 bats_require_minimum_version 1.5.0
 
 load helpers
+load fs_helpers
 
 setup() {
 	common_setup
@@ -227,4 +228,71 @@ daemon_cmdlines() {
 	[ "$status" -eq 0 ]
 	[[ $output != *warning* ]]
 	mountpoint -q "$T/m/pf"
+}
+
+@test "-o numbers: a bad, empty or out-of-range value is usage (exit 2), named, and nothing is mounted" {
+	fwd_vol n
+	for opt in read_ahead_kb=abc read_ahead_kb= read_ahead_kb=-1 \
+		read_ahead_kb=1048577 read_ahead_kb=4k attr_timeout=86401 \
+		attr_timeout=nan entry_timeout=1e9 entry_timeout=' 5x'; do
+		run xtsfs --passfile "$T/pass" -o "ro,$opt,writeback" "$T/c/n" "$T/m/n"
+		[ "$status" -eq 2 ]
+		[[ $output == *"xtsfs: -o $opt: expected a number from "* ]]
+		refute mountpoint -q "$T/m/n"
+	done
+	# the first bad one stops the parse, even if a later one is good
+	run xtsfs --passfile "$T/pass" -o attr_timeout=x,attr_timeout=1 "$T/c/n" "$T/m/n"
+	[ "$status" -eq 2 ]
+	[[ $output == *"-o attr_timeout=x: expected a number from 0 to 86400"* ]]
+	# the limits themselves are good
+	mount_vol "$T/c/n" "$T/m/n" -o read_ahead_kb=0,attr_timeout=86400,entry_timeout=0.5
+	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw ""
+	umount_vol "$T/m/n"
+	mount_vol "$T/c/n" "$T/m/n" -o read_ahead_kb=1048576,attr_timeout=0
+	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw ""
+}
+
+@test "-o: an unknown option, or one of ours without its value, is usage (exit 2) from libfuse" {
+	fwd_vol u
+	for opt in no_such_option read_ahead_kb attr_timeout passfile writeback=1 ro=1; do
+		run xtsfs --passfile "$T/pass" -o "$opt" "$T/c/u" "$T/m/u"
+		[ "$status" -eq 2 ]
+		[[ $output == *"bad mount options"* ]]
+		refute mountpoint -q "$T/m/u"
+	done
+}
+
+@test "-o: mount(8) words, x-*, comment= and empty words are dropped; ours never reach the kernel" {
+	fwd_vol w
+	mount_vol "$T/c/w" "$T/m/w" -o ',defaults,auto,noauto,nofail,user,nouser,users,owner,group,_netdev,relatime,diratime,symfollow,nomand,noiversion,nolazytime,loud,x-systemd.automount,x-gvfs-show,comment=systemd.x,,'
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
+	umount_vol "$T/m/w"
+	mount_vol "$T/c/w" "$T/m/w" -o writeback,read_ahead_kb=128,attr_timeout=1,entry_timeout=1,allow_costly_kdf
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
+	umount_vol "$T/m/w"
+	# several -o add up; of ro and rw the last one wins
+	mount_vol "$T/c/w" "$T/m/w" -o ro -o allow_other
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs ro default_permissions,allow_other
+	umount_vol "$T/m/w"
+	mount_vol "$T/c/w" "$T/m/w" -o ro,rw
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
+	umount_vol "$T/m/w"
+	mount_vol "$T/c/w" "$T/m/w" -o rw -o ro
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs ro ""
+}
+
+@test "-o passfile= and extpass=: the last one wins; --passfile wins over both" {
+	fwd_vol p
+	track_mount "$T/m/p"
+	run xtsfs -o "extpass=cat $T/wrong,passfile=$T/pass" "$T/c/p" "$T/m/p"
+	[ "$status" -eq 0 ]
+	umount_vol "$T/m/p"
+	run xtsfs -o "passfile=$T/wrong" -o "extpass=cat $T/pass" "$T/c/p" "$T/m/p"
+	[ "$status" -eq 0 ]
+	umount_vol "$T/m/p"
+	run xtsfs -o "passfile=$T/pass,extpass=cat $T/wrong" "$T/c/p" "$T/m/p"
+	[ "$status" -eq 4 ]
+	refute mountpoint -q "$T/m/p"
+	run xtsfs --passfile "$T/pass" -o "passfile=$T/wrong" "$T/c/p" "$T/m/p"
+	[ "$status" -eq 0 ]
 }
