@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -87,7 +88,8 @@ static void usage(FILE *f)
 "                          kernel trusts attributes and names; default 30);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; allow_costly_kdf is\n"
-"                          --allow-costly-kdf\n"
+"                          --allow-costly-kdf; in a value, write a comma\n"
+"                          as \\, and a backslash as \\\\\n"
 COMMON_PASS_HELP
 COMMON_UNLOCK_HELP
 "  -h, --help              show this help and exit\n"
@@ -107,38 +109,59 @@ struct opts {
 	bool foreground;
 	bool debug;
 	bool single;
-	bool readonly;
-	bool reverse;        /* --reverse */
-	bool writeback;        /* -o writeback */
+	int readonly;          /* -o ro/rw (an int: fuse_opt sets it) */
+	bool reverse;          /* --reverse */
+	int writeback;         /* -o writeback (an int: fuse_opt sets it) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds) */
 	double entry_timeout;  /* -o entry_timeout= (seconds) */
-	char *fuse_opts;       /* -o options passed on to FUSE, comma list */
+	char *fuse_opts;       /* -o options passed on to FUSE, escaped list */
 	struct pass_source pass_opt; /* -o passfile=/extpass=, the last one */
 	char *pass_opt_arg;    /* owns pass_opt.arg */
+	bool bad_opt;          /* -o: a bad value was said on stderr */
 	const char *cipherdir;
 	const char *mountpoint;
 };
 
-/* Append @opt to the comma list @list. */
-static int add_opt(char **list, const char *opt)
-{
-	size_t a = *list ? strlen(*list) : 0, b = strlen(opt);
-	char *n = realloc(*list, a + b + 2);
+/*
+ * The next byte of a FUSE option list, read the way libfuse's option
+ * parser reads it (fuse_opt.c): the list is split at each comma that no
+ * backslash escapes, then "\ooo" is the byte of octal ooo and "\c" is
+ * c. Advances *@s past what it read.
+ * Return: the byte; OPT_NEXT at the comma that ends an option (*@s is
+ * past it); OPT_END at the end of the list.
+ */
+enum { OPT_NEXT = -1, OPT_END = -2 };
 
-	if (!n)
-		return -1;
-	if (a)
-		n[a++] = ',';
-	memcpy(n + a, opt, b + 1);
-	*list = n;
-	return 0;
+static int opt_byte(const char **s)
+{
+	const char *p = *s;
+
+	if (!*p)
+		return OPT_END;
+	*s = p + 1;
+	if (*p == ',')
+		return OPT_NEXT;
+	if (p[0] == '\\' && p[1]) {
+		p++;
+		if (p[0] >= '0' && p[0] <= '3' && p[1] >= '0' && p[1] <= '7' &&
+		    p[2] >= '0' && p[2] <= '7') {
+			*s = p + 3;
+			return (p[0] - '0') * 64 + (p[1] - '0') * 8 + (p[2] - '0');
+		}
+		*s = p + 1;
+	}
+	return (unsigned char)*p;
 }
 
-/* A number option NAME=VALUE within [lo, hi]; says what is wrong. */
-static int parse_num(const char *opt, const char *val, double lo, double hi,
+/*
+ * A number option NAME=VALUE within [lo, hi]; says what is wrong.
+ * Return: 0, or -1 with o->bad_opt set.
+ */
+static int parse_num(struct opts *o, const char *opt, double lo, double hi,
 		     double *out)
 {
+	const char *val = strchr(opt, '=') + 1;
 	char *end;
 	double v;
 
@@ -147,43 +170,22 @@ static int parse_num(const char *opt, const char *val, double lo, double hi,
 	if (errno || end == val || *end || !(v >= lo && v <= hi)) {
 		fprintf(stderr, PROG ": -o %s: expected a number from %g to %g\n",
 			opt, lo, hi);
-		return -2;
+		o->bad_opt = true;
+		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
-/*
- * Words mount(8) may hand us that are not FUSE options: fstab and
- * mount(8) keywords, and kernel defaults that libfuse does not know
- * (a FUSE mount gets them anyway). Options that would change behaviour
- * and that libfuse rejects (strictatime, lazytime, ...) are not here:
- * FUSE refuses them, and so do we.
- */
-static bool mount8_word(const char *tok)
-{
-	static const char *const words[] = {
-		"defaults", "auto", "noauto", "nofail", "user", "nouser",
-		"users", "owner", "group", "_netdev", "relatime", "diratime",
-		"symfollow", "nomand", "noiversion", "nolazytime", "loud",
-	};
-	size_t i;
-
-	if (!strncmp(tok, "x-", 2) || !strncmp(tok, "comment=", 8))
-		return true;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (!strcmp(tok, words[i]))
-			return true;
-	return false;
-}
-
 /* -o passfile=FILE or extpass=CMD: the last one wins, as in mount(8). */
-static int set_pass_opt(struct opts *o, enum pass_kind kind, const char *arg)
+static int set_pass_opt(struct opts *o, enum pass_kind kind, const char *opt)
 {
-	char *dup = strdup(arg);
+	char *dup = strdup(strchr(opt, '=') + 1);
 
-	if (!dup)
+	if (!dup) {
+		fprintf(stderr, PROG ": out of memory\n");
 		return -1;
+	}
 	free(o->pass_opt_arg);
 	o->pass_opt_arg = dup;
 	o->pass_opt.kind = kind;
@@ -191,47 +193,139 @@ static int set_pass_opt(struct opts *o, enum pass_kind kind, const char *arg)
 	return 0;
 }
 
+enum {
+	KEY_READ_AHEAD_KB,
+	KEY_ATTR_TIMEOUT,
+	KEY_ENTRY_TIMEOUT,
+	KEY_PASSFILE,
+	KEY_EXTPASS,
+	KEY_ALLOW_COSTLY_KDF,
+};
+
+#define OPT_FLAG(templ, field, value) \
+	{ templ, offsetof(struct opts, field), value }
+
 /*
- * Split -o: our own keys are taken out, ro/rw set o->readonly (the FUSE
- * "ro" is added by session_args()), mount(8) words are dropped, and the
- * rest goes to FUSE. The command of extpass= is copied and then wiped in
- * @arg, which is in argv (hide_arg()).
+ * The -o words that are ours. ro and rw set o->readonly (the FUSE "ro"
+ * is added by session_args()). Then the words mount(8) may hand us that
+ * are not FUSE options: fstab and mount(8) keywords, and kernel
+ * defaults that libfuse does not know (a FUSE mount gets them anyway);
+ * x-* is dropped by mount_opt_proc() (a template cannot say "x-
+ * anything"). Options that would change behaviour and that libfuse
+ * rejects (strictatime, lazytime, ...) are not here: FUSE refuses them,
+ * and so do we. Every other word goes to FUSE.
+ */
+static const struct fuse_opt mount_opts[] = {
+	OPT_FLAG("writeback", writeback, 1),
+	OPT_FLAG("ro", readonly, 1),
+	OPT_FLAG("rw", readonly, 0),
+	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
+	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
+	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
+	FUSE_OPT_KEY("passfile=", KEY_PASSFILE),
+	FUSE_OPT_KEY("extpass=", KEY_EXTPASS),
+	FUSE_OPT_KEY("allow_costly_kdf", KEY_ALLOW_COSTLY_KDF),
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("owner", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("group", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("diratime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("symfollow", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nomand", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("loud", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("comment=", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+/*
+ * fuse_opt_parse()'s callback for mount_opts[]: @opt is one -o word,
+ * its escapes undone. Return: 0 taken (or dropped), 1 keep it for FUSE,
+ * -1 stop (bad value or out of memory, said on stderr).
+ */
+static int mount_opt_proc(void *data, const char *opt, int key,
+			  struct fuse_args *outargs)
+{
+	struct opts *o = data;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_READ_AHEAD_KB:
+		return parse_num(o, opt, 0, 1 << 20, &o->read_ahead_kb);
+	case KEY_ATTR_TIMEOUT:
+		return parse_num(o, opt, 0, 86400, &o->attr_timeout);
+	case KEY_ENTRY_TIMEOUT:
+		return parse_num(o, opt, 0, 86400, &o->entry_timeout);
+	case KEY_PASSFILE:
+		return set_pass_opt(o, PASS_FILE, opt);
+	case KEY_EXTPASS:
+		return set_pass_opt(o, PASS_EXTPASS, opt);
+	case KEY_ALLOW_COSTLY_KDF:
+		o->c.allow_costly_kdf = true;
+		return 0;
+	default: /* FUSE_OPT_KEY_OPT: not in mount_opts[] */
+		/* empty words (",," or a trailing comma) mean nothing */
+		return *opt && strncmp(opt, "x-", 2) ? 1 : 0;
+	}
+}
+
+/*
+ * Wipe the command of every extpass=CMD in @list, an -o argument in
+ * argv, once it is copied (hide_arg()). The word is found as
+ * fuse_opt_parse() reads it, escapes undone, so that "ext\pass=" or an
+ * escaped comma in CMD hides no part of CMD from the wipe.
+ */
+static void hide_extpass(char *list)
+{
+	static const char key[] = "extpass=";
+	const size_t keylen = sizeof(key) - 1;
+	const char *s = list, *cmd;
+	size_t n;
+	int c;
+
+	do {
+		cmd = NULL;
+		for (n = 0; (c = opt_byte(&s)) >= 0; n++) {
+			if (n < keylen && c != key[n])
+				n = keylen; /* not extpass=: read on to the end */
+			else if (n == keylen - 1)
+				cmd = s;
+		}
+		if (cmd)
+			hide_arg(list + (cmd - list),
+				 (size_t)(s - cmd) - (c == OPT_NEXT));
+	} while (c == OPT_NEXT);
+}
+
+/*
+ * Parse one -o argument @arg with mount_opts[]: our own words are taken
+ * out, mount(8) words are dropped, and the rest is added to
+ * o->fuse_opts as fuse_opt_parse() keeps them (escaped again with
+ * fuse_opt_add_opt_escaped(): libfuse reads them as the user wrote
+ * them). The command of extpass= is then wiped in @arg, which is in
+ * argv (hide_extpass()).
  * Return: 0, -1 out of memory, -2 a bad value (said on stderr).
  */
 static int parse_o(struct opts *o, char *arg)
 {
-	char *copy = strdup(arg), *save = NULL, *tok;
+	char *argv[] = { (char *)PROG, (char *)"-o", arg, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	int rc = 0;
 
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok && !rc;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "writeback"))
-			o->writeback = true;
-		else if (!strncmp(tok, "read_ahead_kb=", 14))
-			rc = parse_num(tok, tok + 14, 0, 1 << 20,
-				       &o->read_ahead_kb);
-		else if (!strncmp(tok, "attr_timeout=", 13))
-			rc = parse_num(tok, tok + 13, 0, 86400, &o->attr_timeout);
-		else if (!strncmp(tok, "entry_timeout=", 14))
-			rc = parse_num(tok, tok + 14, 0, 86400,
-				       &o->entry_timeout);
-		else if (!strncmp(tok, "passfile=", 9))
-			rc = set_pass_opt(o, PASS_FILE, tok + 9);
-		else if (!strncmp(tok, "extpass=", 8)) {
-			rc = set_pass_opt(o, PASS_EXTPASS, tok + 8);
-			/* strtok_r() moved nothing: same offset in @arg */
-			hide_arg(arg + (tok + 8 - copy), strlen(tok + 8));
-		} else if (!strcmp(tok, "allow_costly_kdf")) {
-			o->c.allow_costly_kdf = true;
-		} else if (!strcmp(tok, "ro") || !strcmp(tok, "rw")) {
-			o->readonly = tok[1] == 'o';
-		} else if (!mount8_word(tok)) {
-			rc = add_opt(&o->fuse_opts, tok);
-		}
-	}
-	free(copy);
+	if (fuse_opt_parse(&args, o, mount_opts, mount_opt_proc) != 0)
+		rc = o->bad_opt ? -2 : -1;
+	else if (args.argc == 3 && fuse_opt_add_opt(&o->fuse_opts, args.argv[2]))
+		rc = -1;
+	fuse_opt_free_args(&args);
+	hide_extpass(arg);
 	return rc;
 }
 
@@ -312,45 +406,30 @@ static void report(int fd, int code)
 
 /*
  * Whether the FUSE option list @list holds @name as a whole option, read
- * the way libfuse's option parser reads it (fuse_opt.c): split at each
- * comma that no backslash escapes, then "\ooo" is the byte of octal
- * ooo and "\c" is c. Anything simpler (looking at the words as the
- * user typed them) could be fooled by an escape that libfuse undoes:
- * "allo\w_other" is allow_other to libfuse.
+ * the way libfuse's option parser reads it (opt_byte()). Anything
+ * simpler (looking at the words as the user typed them) could be fooled
+ * by an escape that libfuse undoes: "allo\w_other" is allow_other to
+ * libfuse.
  */
 static bool has_opt(const char *list, const char *name)
 {
 	const char *s = list;
 	char *word, *d;
 	bool found = false;
+	int c;
 
 	if (!list)
 		return false;
 	word = malloc(strlen(list) + 1);
 	if (!word)
 		return true; /* out of memory: yes, which only adds checks */
-	for (d = word;; s++) {
-		if (*s == ',' || !*s) {
-			*d = '\0';
-			if (!strcmp(word, name))
-				found = true;
-			d = word;
-			if (!*s)
-				break;
-		} else if (s[0] == '\\' && s[1]) {
-			s++;
-			if (s[0] >= '0' && s[0] <= '3' && s[1] >= '0' &&
-			    s[1] <= '7' && s[2] >= '0' && s[2] <= '7') {
-				*d++ = (char)((s[0] - '0') * 64 +
-					      (s[1] - '0') * 8 + (s[2] - '0'));
-				s += 2;
-			} else {
-				*d++ = *s;
-			}
-		} else {
-			*d++ = *s;
-		}
-	}
+	do {
+		for (d = word; (c = opt_byte(&s)) >= 0;)
+			*d++ = (char)c;
+		*d = '\0';
+		if (!strcmp(word, name))
+			found = true;
+	} while (c == OPT_NEXT);
 	free(word);
 	return found;
 }
@@ -380,10 +459,10 @@ static bool kernel_checks(const struct opts *o, const char *list)
  * cipher directory named "v,allow_other" once mounted with allow_other
  * and without default_permissions, and one named "x,suid,dev" without
  * nosuid and nodev (libfuse sets both unless the list says suid, dev).
- * The user's -o words go in as typed, in libfuse's own syntax. Whether
- * the kernel checks is decided on that list as libfuse will read it,
- * and ro and default_permissions come first, where no escape before
- * them can swallow their comma.
+ * The user's -o words go in as parse_o() kept them, escaped the same
+ * way. Whether the kernel checks is decided on that list as libfuse
+ * will read it, and ro and default_permissions come first, where no
+ * escape before them can swallow their comma.
  */
 static int session_args(const struct opts *o, const char *subtype,
 			struct fuse_args *args, char **fsopts)

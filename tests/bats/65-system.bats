@@ -136,6 +136,21 @@ sysmount() {
 	umount "$M"
 }
 
+@test "fstab and mount -o: extpass= with a comma written as \\," {
+	cp "$T/pass" "$T/p,ass"
+	printf '%s %s fuse.xtsfs extpass=cat\\040%s,ro,noauto 0 0\n' \
+		"$C" "$M" "$T/p\\,ass" >"$T/fstab"
+	run sysmount --fstab "$T/fstab" "$M"
+	[ "$status" -eq 0 ]
+	mountpoint -q "$M"
+	[[ ",$(findmnt -no OPTIONS "$M")," == *,ro,* ]]
+	umount "$M"
+	run sysmount -t fuse.xtsfs "$C" "$M" -o "extpass=cat $T/p\\,ass"
+	[ "$status" -eq 0 ]
+	mountpoint -q "$M"
+	umount "$M"
+}
+
 # unit_for_test NAME: contrib/systemd's NAME as meson configured it, with
 # the installed bindir replaced by the build's tools directory (verify
 # checks that ExecStart's program exists).
