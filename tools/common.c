@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,24 @@ bad:
 	fprintf(stderr, "%s: invalid value '%s' (see --help for the range)\n",
 		prog, arg);
 	return -1;
+}
+
+/* see common.h */
+int common_getopt(const struct cli *cli, struct common_opts *o, int argc,
+		  char **argv, int *exit_code)
+{
+	int opt, rc;
+
+	while ((opt = cli_getopt(cli, argc, argv, exit_code)) > 0) {
+		rc = common_opt(o, opt, optarg, cli->prog);
+		if (rc < 0) {
+			*exit_code = XTSFS_EXIT_USAGE;
+			return -1;
+		}
+		if (rc == 0)
+			return opt;
+	}
+	return opt;
 }
 
 /* see common.h */

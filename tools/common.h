@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "exitcodes.h"
 #include "kdf.h"
 #include "passphrase.h"
@@ -83,6 +84,17 @@ enum {
 "                          64 MiB when calibrated)\n"                       \
 "      --argon2-lanes=N    parallelism (1..16, default min(4, CPUs))\n"     \
 "      --unlock-time=MS    target unlock time on this machine (default 1000)\n"
+
+/* Where the option texts of COMMON_*_HELP start (struct cli.column). */
+#define COMMON_HELP_COLUMN 26
+
+/*
+ * common_getopt() - cli_getopt(), and the shared options of @o handled
+ * here too (common_opt()); a bad value of one is bad usage.
+ * Return: as cli_getopt().
+ */
+int common_getopt(const struct cli *cli, struct common_opts *o, int argc,
+		  char **argv, int *exit_code);
 
 /*
  * common_opt() - handle @opt if it is a shared option. @arg is optarg,

@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "cli.h"
 #include "config.h"
 #include "exitcodes.h"
 #include "xts.h"
@@ -33,6 +34,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #endif
+
+#define PROG "xtsfs-bench"
 
 #define MAX_CORES 4
 #define MAX_SIZES 8
@@ -140,9 +143,24 @@ static double median_of(const double *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const struct option longopts[] = {
+	{ "cipher", required_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "time-ms", required_argument, NULL, 't' },
+	{ "sizes", required_argument, NULL, 's' },
+	{ "self-test", no_argument, NULL, 'S' },
+	{ "wall-clock", no_argument, NULL, 'W' },
+	CLI_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli cli = {
+	.prog = PROG,
+	.shortopts = "c:jr:t:s:" CLI_SHORTOPTS,
+	.longopts = longopts,
+	.column = 22,
+	.help =
 "Usage: xtsfs-bench [OPTION]...\n"
 "Measure the AES-256-XTS cipher cores of this CPU next to OpenSSL's\n"
 "EVP aes-256-xts, in one run (memory only, one thread).\n"
@@ -156,14 +174,13 @@ static void usage(FILE *f)
 "                      (default 512,4096,65536,1048576)\n"
 "      --wall-clock    time with the wall clock instead of this thread's\n"
 "                      CPU time (CPU time ignores time spent descheduled)\n"
-"      --self-test     run the known-answer self-test of every core, then exit\n"
-"  -h, --help          show this help and exit\n"
-"  -V, --version       show the version and exit\n"
+"      --self-test     run the known-answer self-test of every core, then exit\n",
+	.help_end =
 "\n"
 "Example: xtsfs-bench --sizes 4096 --runs 7\n"
 "Exit status: 0 ok, 1 failure (e.g. out of memory), 2 bad usage,\n"
-"3 cipher core unavailable or self-test failed.\n");
-}
+"3 cipher core unavailable or self-test failed.\n",
+};
 
 static int self_test_all(void)
 {
@@ -268,18 +285,6 @@ static void print_json(struct cell *cells, int ncells)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cipher", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "time-ms", required_argument, NULL, 't' },
-		{ "sizes", required_argument, NULL, 's' },
-		{ "self-test", no_argument, NULL, 'S' },
-		{ "wall-clock", no_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	size_t sizes[MAX_SIZES] = { 512, 4096, 65536, 1 << 20 };
 	int nsizes = 4, runs = 5, json = 0, opt, ncells, rc = XTSFS_EXIT_OK;
 	const char *only = NULL;
@@ -288,7 +293,7 @@ int main(int argc, char **argv)
 	struct cell *cells;
 	size_t maxsize = 0;
 
-	while ((opt = getopt_long(argc, argv, "c:jr:t:s:hV", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(&cli, argc, argv, &rc)) > 0) {
 		switch (opt) {
 		case 'c':
 			only = optarg;
@@ -325,19 +330,12 @@ int main(int argc, char **argv)
 		case 'W':
 			bench_clock = CLOCK_MONOTONIC;
 			break;
-		case 'h':
-			usage(stdout);
-			return XTSFS_EXIT_OK;
-		case 'V':
-			printf("xtsfs-bench %s\n", XTSFS_VERSION);
-			return XTSFS_EXIT_OK;
-		default:
-			usage(stderr);
-			return XTSFS_EXIT_USAGE;
 		}
 	}
+	if (opt < 0)
+		return rc;
 	if (optind != argc) {
-		usage(stderr);
+		cli_usage(&cli, stderr);
 		return XTSFS_EXIT_USAGE;
 	}
 

@@ -12,30 +12,38 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "config.h"
 #include "volume.h"
 #include "xts.h"
 
 #define PROG "xtsfs-info"
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "cipher", required_argument, NULL, 'c' },
+	CLI_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli cli = {
+	.prog = PROG,
+	.shortopts = "j" CLI_SHORTOPTS,
+	.longopts = longopts,
+	.column = 20,
+	.help =
 "Usage: " PROG " [OPTION]... CIPHERDIR\n"
 "Show the volume header of an xtsfs cipher directory. No passphrase is\n"
 "needed and no secret is shown.\n"
 "\n"
 "  -j, --json        print one JSON object\n"
 "      --cipher=CORE the cipher core to report (default: XTSFS_CIPHER,\n"
-"                    else the fastest this CPU runs)\n"
-"  -h, --help        show this help and exit\n"
-"  -V, --version     show the version and exit\n"
+"                    else the fastest this CPU runs)\n",
+	.help_end =
 "\n"
 "Example: " PROG " /srv/vault\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
-"5 no volume, 6 corrupt or unsupported header.\n");
-}
+"5 no volume, 6 corrupt or unsupported header.\n",
+};
 
 static const char *copy_state(const struct vol_read_info *info, int c)
 {
@@ -133,20 +141,13 @@ static void print_json(const char *dir, const struct vol_header *h,
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "cipher", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vol_header *h;
 	struct vol_read_info info;
 	const struct xts_backend *be;
 	const char *cipher = NULL;
 	int opt, json = 0, dfd, rc;
 
-	while ((opt = getopt_long(argc, argv, "jhV", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(&cli, argc, argv, &rc)) > 0) {
 		switch (opt) {
 		case 'c':
 			cipher = optarg;
@@ -154,21 +155,12 @@ int main(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return XTSFS_EXIT_OK;
-		case 'V':
-			printf(PROG " %s\n", XTSFS_VERSION);
-			return XTSFS_EXIT_OK;
-		default:
-			usage(stderr);
-			return XTSFS_EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, PROG ": expected one CIPHERDIR (see --help)\n");
-		return XTSFS_EXIT_USAGE;
-	}
+	if (opt < 0)
+		return rc;
+	if (optind + 1 != argc)
+		return cli_expected(&cli, "one CIPHERDIR");
 	if (xts_choose(cipher, &be) != 0) {
 		fprintf(stderr, PROG ": %s\n", xts_choose_error());
 		return XTSFS_EXIT_CIPHER;

@@ -16,16 +16,30 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "config.h"
 #include "volume.h"
 
 #define PROG "xtsfs-mkfs"
 
 enum { OPT_FORCE = OPT_TOOL_BASE, OPT_PLAINTEXT, OPT_PRINT_KEY, OPT_REVERSE };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const struct option longopts[] = {
+	{ "force", no_argument, NULL, 'f' },
+	{ "plaintext-names", no_argument, NULL, OPT_PLAINTEXT },
+	{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
+	{ "reverse", no_argument, NULL, OPT_REVERSE },
+	{ "quiet", no_argument, NULL, 'q' },
+	CLI_LONGOPTS,
+	COMMON_PASS_LONGOPTS,
+	COMMON_KDF_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli cli = {
+	.prog = PROG,
+	.shortopts = "fq" CLI_SHORTOPTS,
+	.longopts = longopts,
+	.column = COMMON_HELP_COLUMN,
+	.help =
 "Usage: " PROG " [OPTION]... CIPHERDIR\n"
 "Make a new xtsfs volume in CIPHERDIR (created if missing; must be empty).\n"
 "Asks for the passphrase twice on a terminal, without echo.\n"
@@ -39,17 +53,16 @@ static void usage(FILE *f)
 "                          it as .xtsfs.volume (the directory may hold data)\n"
 "  -q, --quiet             print nothing but errors (no progress lines)\n"
 COMMON_PASS_HELP
-COMMON_KDF_HELP
-"  -h, --help              show this help and exit\n"
-"  -V, --version           show the version and exit\n"
+COMMON_KDF_HELP,
+	.help_end =
 "\n"
 "Example:\n"
 "  " PROG " /srv/vault && xtsfs /srv/vault /mnt/plain\n"
 "  " PROG " --reverse ~/data && xtsfs --reverse ~/data /mnt/view\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
-"7 directory not empty or already a volume, 8 no usable passphrase.\n");
-}
+"7 directory not empty or already a volume, 8 no usable passphrase.\n",
+};
 
 /* Is @fd an empty directory (ignoring our stale temp file)? */
 static int dir_is_empty(int fd)
@@ -86,18 +99,6 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "plaintext-names", no_argument, NULL, OPT_PLAINTEXT },
-		{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
-		{ "reverse", no_argument, NULL, OPT_REVERSE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		COMMON_PASS_LONGOPTS,
-		COMMON_KDF_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct common_opts o;
 	bool force = false, plaintext = false, print_key = false, reverse = false;
 	const char *dir, *core;
@@ -110,12 +111,7 @@ int main(int argc, char **argv)
 	struct stat st;
 
 	common_init(&o, PROG);
-	while ((opt = getopt_long(argc, argv, "fqhV", opts, NULL)) != -1) {
-		rc = common_opt(&o, opt, optarg, PROG);
-		if (rc < 0)
-			return XTSFS_EXIT_USAGE;
-		if (rc > 0)
-			continue;
+	while ((opt = common_getopt(&cli, &o, argc, argv, &rc)) > 0) {
 		switch (opt) {
 		case 'f':
 			force = true;
@@ -132,21 +128,12 @@ int main(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return XTSFS_EXIT_OK;
-		case 'V':
-			printf(PROG " %s\n", XTSFS_VERSION);
-			return XTSFS_EXIT_OK;
-		default:
-			usage(stderr);
-			return XTSFS_EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, PROG ": expected one CIPHERDIR (see --help)\n");
-		return XTSFS_EXIT_USAGE;
-	}
+	if (opt < 0)
+		return rc;
+	if (optind + 1 != argc)
+		return cli_expected(&cli, "one CIPHERDIR");
 	if (o.volume_key_file) {
 		fprintf(stderr, PROG ": --volume-key-file makes no sense here: "
 			"mkfs makes new keys\n");

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "config.h"
 #include "volume.h"
 
 #define PROG "xtsfs-passwd"
@@ -29,9 +28,28 @@ enum {
 
 enum action { ACT_NONE, ACT_ADD, ACT_REMOVE, ACT_CHANGE, ACT_REPAIR, ACT_TEST };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const struct option longopts[] = {
+	{ "add", no_argument, NULL, 'a' },
+	{ "remove", required_argument, NULL, 'r' },
+	{ "change", no_argument, NULL, 'c' },
+	{ "repair", no_argument, NULL, OPT_REPAIR },
+	{ "test", no_argument, NULL, 't' },
+	{ "slot", required_argument, NULL, 's' },
+	{ "new-passfile", required_argument, NULL, OPT_NEW_PASSFILE },
+	{ "quiet", no_argument, NULL, 'q' },
+	CLI_LONGOPTS,
+	COMMON_PASS_LONGOPTS,
+	COMMON_UNLOCK_LONGOPTS,
+	COMMON_KDF_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct cli cli = {
+	.prog = PROG,
+	.shortopts = "ar:cts:q" CLI_SHORTOPTS,
+	.longopts = longopts,
+	.column = COMMON_HELP_COLUMN,
+	.help =
 "Usage: " PROG " ACTION [OPTION]... CIPHERDIR\n"
 "Manage the passphrases (key slots) of an xtsfs volume without\n"
 "re-encrypting anything. Every action first unlocks the volume with an\n"
@@ -55,9 +73,8 @@ static void usage(FILE *f)
 "  -q, --quiet             print nothing but errors (no progress lines)\n"
 COMMON_PASS_HELP
 COMMON_UNLOCK_HELP
-COMMON_KDF_HELP
-"  -h, --help              show this help and exit\n"
-"  -V, --version           show the version and exit\n"
+COMMON_KDF_HELP,
+	.help_end =
 "\n"
 "Examples:\n"
 "  " PROG " --add /srv/vault\n"
@@ -65,8 +82,8 @@ COMMON_KDF_HELP
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 4 wrong passphrase, 5 no\n"
 "volume, 6 corrupt header (or every key slot too costly), 8 no usable\n"
-"passphrase.\n");
-}
+"passphrase.\n",
+};
 
 static int parse_slot(const char *arg)
 {
@@ -112,22 +129,6 @@ static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "add", no_argument, NULL, 'a' },
-		{ "remove", required_argument, NULL, 'r' },
-		{ "change", no_argument, NULL, 'c' },
-		{ "repair", no_argument, NULL, OPT_REPAIR },
-		{ "test", no_argument, NULL, 't' },
-		{ "slot", required_argument, NULL, 's' },
-		{ "new-passfile", required_argument, NULL, OPT_NEW_PASSFILE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		COMMON_PASS_LONGOPTS,
-		COMMON_UNLOCK_LONGOPTS,
-		COMMON_KDF_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct common_opts o;
 	enum action act = ACT_NONE;
 	int slot = -1, remove_slot = -1, target, opt, rc, dfd;
@@ -140,12 +141,7 @@ int main(int argc, char **argv)
 	size_t passlen = 0;
 
 	common_init(&o, PROG);
-	while ((opt = getopt_long(argc, argv, "ar:cts:qhV", opts, NULL)) != -1) {
-		rc = common_opt(&o, opt, optarg, PROG);
-		if (rc < 0)
-			return XTSFS_EXIT_USAGE;
-		if (rc > 0)
-			continue;
+	while ((opt = common_getopt(&cli, &o, argc, argv, &rc)) > 0) {
 		switch (opt) {
 		case 'a':
 		case 'c':
@@ -179,22 +175,12 @@ int main(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return XTSFS_EXIT_OK;
-		case 'V':
-			printf(PROG " %s\n", XTSFS_VERSION);
-			return XTSFS_EXIT_OK;
-		default:
-			usage(stderr);
-			return XTSFS_EXIT_USAGE;
 		}
 	}
-	if (act == ACT_NONE || optind + 1 != argc) {
-		fprintf(stderr, PROG ": expected an action and one CIPHERDIR "
-			"(see --help)\n");
-		return XTSFS_EXIT_USAGE;
-	}
+	if (opt < 0)
+		return rc;
+	if (act == ACT_NONE || optind + 1 != argc)
+		return cli_expected(&cli, "an action and one CIPHERDIR");
 	dir = argv[optind];
 	common_warn_files(&o, PROG);
 	warn_secret_file(PROG, "passphrase", newfile);

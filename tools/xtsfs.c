@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "config.h"
 #include "secmem.h"
 #include "reverse.h"
 #include "secmem.h"
@@ -57,11 +56,23 @@
 #define ATTR_TIMEOUT 30.0
 #define ENTRY_TIMEOUT 30.0
 
-enum { OPT_FOREGROUND_ = OPT_TOOL_BASE };
+static const struct option longopts[] = {
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "debug", no_argument, NULL, 'd' },
+	{ "single-thread", no_argument, NULL, 's' },
+	{ "reverse", no_argument, NULL, 'R' },
+	CLI_LONGOPTS,
+	COMMON_PASS_LONGOPTS,
+	COMMON_UNLOCK_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+static const struct cli cli = {
+	.prog = PROG,
+	.shortopts = "fdso:" CLI_SHORTOPTS,
+	.longopts = longopts,
+	.column = COMMON_HELP_COLUMN,
+	.help =
 "Usage: " PROG " [OPTION]... CIPHERDIR MOUNTPOINT\n"
 "       " PROG " --reverse [OPTION]... PLAINDIR VIEWDIR\n"
 "Mount the xtsfs volume in CIPHERDIR on MOUNTPOINT (an empty directory).\n"
@@ -91,9 +102,8 @@ static void usage(FILE *f)
 "                          --allow-costly-kdf; in a value, write a comma\n"
 "                          as \\, and a backslash as \\\\\n"
 COMMON_PASS_HELP
-COMMON_UNLOCK_HELP
-"  -h, --help              show this help and exit\n"
-"  -V, --version           show the version and exit\n"
+COMMON_UNLOCK_HELP,
+	.help_end =
 "\n"
 "Example:\n"
 "  xtsfs-mkfs /srv/vault && " PROG " /srv/vault /mnt/plain\n"
@@ -101,8 +111,8 @@ COMMON_UNLOCK_HELP
 "\n"
 "Exit status: 0 mounted, 1 failure, 2 bad usage, 3 cipher core unusable,\n"
 "4 wrong passphrase, 5 no volume, 6 corrupt header (or every key slot too\n"
-"costly), 8 no usable passphrase, 9 mount point unusable or mount failed.\n");
-}
+"costly), 8 no usable passphrase, 9 mount point unusable or mount failed.\n",
+};
 
 struct opts {
 	struct common_opts c;
@@ -772,17 +782,6 @@ out:
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "single-thread", no_argument, NULL, 's' },
-		{ "reverse", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		COMMON_PASS_LONGOPTS,
-		COMMON_UNLOCK_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o = {
 		.read_ahead_kb = READ_AHEAD_KB,
 		.attr_timeout = ATTR_TIMEOUT,
@@ -793,12 +792,7 @@ int main(int argc, char **argv)
 	unsigned char code;
 
 	common_init(&o.c, PROG);
-	while ((opt = getopt_long(argc, argv, "fdso:hV", longopts, NULL)) != -1) {
-		rc = common_opt(&o.c, opt, optarg, PROG);
-		if (rc < 0)
-			return XTSFS_EXIT_USAGE;
-		if (rc > 0)
-			continue;
+	while ((opt = common_getopt(&cli, &o.c, argc, argv, &rc)) > 0) {
 		switch (opt) {
 		case 'f':
 			o.foreground = true;
@@ -818,22 +812,12 @@ int main(int argc, char **argv)
 				return rc == -2 ? XTSFS_EXIT_USAGE :
 						  XTSFS_EXIT_FAILURE;
 			break;
-		case 'h':
-			usage(stdout);
-			return XTSFS_EXIT_OK;
-		case 'V':
-			printf(PROG " %s\n", XTSFS_VERSION);
-			return XTSFS_EXIT_OK;
-		default:
-			usage(stderr);
-			return XTSFS_EXIT_USAGE;
 		}
 	}
-	if (optind + 2 != argc) {
-		fprintf(stderr, PROG ": expected CIPHERDIR and MOUNTPOINT (see "
-			"--help)\n");
-		return XTSFS_EXIT_USAGE;
-	}
+	if (opt < 0)
+		return rc;
+	if (optind + 2 != argc)
+		return cli_expected(&cli, "CIPHERDIR and MOUNTPOINT");
 	o.cipherdir = argv[optind];
 	o.mountpoint = argv[optind + 1];
 	/* --passfile/--extpass beat -o passfile=/extpass= (say, from fstab) */
