@@ -283,6 +283,82 @@ static void print_json(struct cell *cells, int ncells)
 	printf("]\n");
 }
 
+/* The cores to measure: @only, or every one this CPU runs. */
+static int choose_cores(struct bench *b, const char *only,
+			const struct xts_backend **autobe)
+{
+	if (only) {
+		if (xts_choose(only, autobe) != 0) {
+			fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
+			return XTSFS_EXIT_CIPHER;
+		}
+		b->be[b->ncores++] = *autobe;
+		return 0;
+	}
+	if (xts_choose("auto", autobe) != 0) {
+		fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
+		return XTSFS_EXIT_CIPHER;
+	}
+	for (size_t i = 0; xts_backends[i]; i++) {
+		const struct xts_backend *be;
+
+		if (!xts_backends[i]->probe())
+			continue;
+		if (xts_choose(xts_backends[i]->name, &be) != 0) {
+			fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
+			return XTSFS_EXIT_CIPHER;
+		}
+		b->be[b->ncores++] = be;
+	}
+	return 0;
+}
+
+/*
+ * Buffers of @maxsize bytes, a random (not secret) key, every core keyed
+ * and OpenSSL's contexts; *@rows: the rows of the table.
+ */
+static int set_up(struct bench *b, size_t maxsize, int *rows)
+{
+	b->src = aligned_alloc(64, (maxsize + 63) / 64 * 64);
+	b->dst = aligned_alloc(64, (maxsize + 63) / 64 * 64);
+	if (!b->src || !b->dst) {
+		fprintf(stderr, "xtsfs-bench: out of memory\n");
+		return XTSFS_EXIT_FAILURE;
+	}
+	/* the halves must differ */
+	do {
+		if (getrandom(b->key, sizeof(b->key), 0) != sizeof(b->key) ||
+		    getrandom(b->id, sizeof(b->id), 0) != sizeof(b->id)) {
+			perror("xtsfs-bench: getrandom");
+			return XTSFS_EXIT_FAILURE;
+		}
+	} while (!memcmp(b->key, b->key + 32, 32));
+	memset(b->src, 0xa5, maxsize);
+	for (int c = 0; c < b->ncores; c++) {
+		if (xts_ctx_new(&b->ctx[c], b->be[c], b->key) != 0) {
+			fprintf(stderr, "xtsfs-bench: cannot key the %s core "
+				"(locked memory: %s)\n", b->be[c]->name,
+				strerror(errno));
+			return XTSFS_EXIT_FAILURE;
+		}
+	}
+	*rows = b->ncores;
+#if HAVE_OPENSSL
+	for (int op = 0; op < 2; op++) {
+		b->ossl[op] = EVP_CIPHER_CTX_new();
+		if (!b->ossl[op] ||
+		    EVP_CipherInit_ex(b->ossl[op], EVP_aes_256_xts(), NULL,
+				      b->key, b->id, op == OP_ENC) != 1) {
+			fprintf(stderr, "xtsfs-bench: OpenSSL aes-256-xts "
+				"unavailable\n");
+			return XTSFS_EXIT_FAILURE;
+		}
+	}
+	(*rows)++;
+#endif
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t sizes[MAX_SIZES] = { 512, 4096, 65536, 1 << 20 };
@@ -292,6 +368,7 @@ int main(int argc, char **argv)
 	struct bench b = { .time_ms = 100 };
 	struct cell *cells;
 	size_t maxsize = 0;
+	int rows;
 
 	while ((opt = cli_getopt(&cli, argc, argv, &rc)) > 0) {
 		switch (opt) {
@@ -339,71 +416,15 @@ int main(int argc, char **argv)
 		return XTSFS_EXIT_USAGE;
 	}
 
-	if (only) {
-		if (xts_choose(only, &autobe) != 0) {
-			fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
-			return XTSFS_EXIT_CIPHER;
-		}
-		b.be[b.ncores++] = autobe;
-	} else {
-		if (xts_choose("auto", &autobe) != 0) {
-			fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
-			return XTSFS_EXIT_CIPHER;
-		}
-		for (size_t i = 0; xts_backends[i]; i++) {
-			const struct xts_backend *be;
-
-			if (!xts_backends[i]->probe())
-				continue;
-			if (xts_choose(xts_backends[i]->name, &be) != 0) {
-				fprintf(stderr, "xtsfs-bench: %s\n",
-					xts_choose_error());
-				return XTSFS_EXIT_CIPHER;
-			}
-			b.be[b.ncores++] = be;
-		}
-	}
-
+	rc = choose_cores(&b, only, &autobe);
+	if (rc)
+		return rc;
 	for (int s = 0; s < nsizes; s++)
 		if (sizes[s] > maxsize)
 			maxsize = sizes[s];
-	b.src = aligned_alloc(64, (maxsize + 63) / 64 * 64);
-	b.dst = aligned_alloc(64, (maxsize + 63) / 64 * 64);
-	if (!b.src || !b.dst) {
-		fprintf(stderr, "xtsfs-bench: out of memory\n");
-		return XTSFS_EXIT_FAILURE;
-	}
-	/* Random (not secret) benchmark key; the halves must differ. */
-	do {
-		if (getrandom(b.key, sizeof(b.key), 0) != sizeof(b.key) ||
-		    getrandom(b.id, sizeof(b.id), 0) != sizeof(b.id)) {
-			perror("xtsfs-bench: getrandom");
-			return XTSFS_EXIT_FAILURE;
-		}
-	} while (!memcmp(b.key, b.key + 32, 32));
-	memset(b.src, 0xa5, maxsize);
-	for (int c = 0; c < b.ncores; c++) {
-		if (xts_ctx_new(&b.ctx[c], b.be[c], b.key) != 0) {
-			fprintf(stderr, "xtsfs-bench: cannot key the %s core "
-				"(locked memory: %s)\n", b.be[c]->name,
-				strerror(errno));
-			return XTSFS_EXIT_FAILURE;
-		}
-	}
-	int rows = b.ncores;
-#if HAVE_OPENSSL
-	for (int op = 0; op < 2; op++) {
-		b.ossl[op] = EVP_CIPHER_CTX_new();
-		if (!b.ossl[op] ||
-		    EVP_CipherInit_ex(b.ossl[op], EVP_aes_256_xts(), NULL,
-				      b.key, b.id, op == OP_ENC) != 1) {
-			fprintf(stderr, "xtsfs-bench: OpenSSL aes-256-xts "
-				"unavailable\n");
-			return XTSFS_EXIT_FAILURE;
-		}
-	}
-	rows++;
-#endif
+	rc = set_up(&b, maxsize, &rows);
+	if (rc)
+		return rc;
 	ncells = rows * nsizes * 2;
 	cells = calloc((size_t)ncells, sizeof(*cells));
 	if (!cells)

@@ -97,6 +97,73 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/*
+ * Whether a volume may be made in @dir (open as @dfd): no header there
+ * yet, empty unless @reverse or @force, writable. Return: 0 or the exit
+ * code, said on stderr.
+ */
+static int check_dir(int dfd, const char *dir, bool reverse, bool force)
+{
+	struct stat st;
+	int rc;
+
+	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    fstatat(dfd, VOL_REVERSE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		fprintf(stderr, PROG ": %s already holds an xtsfs volume "
+			"header; refusing to overwrite it\n", dir);
+		return XTSFS_EXIT_EXISTS;
+	}
+	/* reverse mode encrypts a directory that already holds the data */
+	rc = reverse ? 1 : dir_is_empty(dfd);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-rc));
+		return XTSFS_EXIT_FAILURE;
+	}
+	if (!rc && !force) {
+		fprintf(stderr, PROG ": %s is not empty; use --force to make "
+			"a volume there anyway\n", dir);
+		return XTSFS_EXIT_EXISTS;
+	}
+	/* Fail early, before asking anything, if we cannot write here. */
+	if (faccessat(dfd, ".", W_OK, AT_EACCESS) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(errno));
+		return XTSFS_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+/* What was made, unless --quiet; the volume key if @keys (--print-key). */
+static void say_made(const struct common_opts *o, const char *dir,
+		     const char *core, bool plaintext, bool reverse,
+		     double unlock_ms, const struct vol_keys *keys)
+{
+	char keytext[VOL_KEY_TEXT_SIZE];
+
+	if (!o->quiet) {
+		printf("Created an xtsfs volume in %s\n", dir);
+		printf("  cipher core:  %s (self-test passed)\n", core);
+		printf("  contents:     aes-256-xts, 4096-byte units\n");
+		printf("  names:        %s\n", plaintext ? "plaintext "
+		       "(not encrypted)" : "aes-256-siv (encrypted)");
+		printf("  key slot 0:   argon2id, %u iterations, %u KiB, %u "
+		       "lanes\n", o->kdf.t_cost, o->kdf.m_cost_kib,
+		       o->kdf.lanes);
+		printf("  unlock time:  %.0f ms on this machine\n", unlock_ms);
+	}
+	if (keys) {
+		vol_key_format(keytext, keys);
+		printf("\nVolume key (write it down and keep it safe; anyone "
+		       "who has it can read\nthis volume, with or without a "
+		       "passphrase):\n\n%s\n", keytext);
+		explicit_bzero(keytext, sizeof(keytext));
+	}
+	if (!o->quiet && reverse)
+		printf("Show it encrypted with: xtsfs --reverse %s VIEWDIR\n",
+		       dir);
+	else if (!o->quiet)
+		printf("Mount it with: xtsfs %s MOUNTPOINT\n", dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct common_opts o;
@@ -104,11 +171,10 @@ int main(int argc, char **argv)
 	const char *dir, *core;
 	struct vol_header *h = NULL;
 	struct vol_keys *keys = NULL;
-	char *pass = NULL, err[512], keytext[VOL_KEY_TEXT_SIZE];
+	char *pass = NULL, err[512];
 	size_t passlen;
 	double t0, unlock_ms;
 	int opt, rc, dfd = -1, ret = XTSFS_EXIT_FAILURE;
-	struct stat st;
 
 	common_init(&o, PROG);
 	while ((opt = common_getopt(&cli, &o, argc, argv, &rc)) > 0) {
@@ -153,30 +219,10 @@ int main(int argc, char **argv)
 	dfd = open_cipherdir(PROG, dir);
 	if (dfd < 0)
 		return XTSFS_EXIT_FAILURE;
-	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    fstatat(dfd, VOL_REVERSE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		fprintf(stderr, PROG ": %s already holds an xtsfs volume "
-			"header; refusing to overwrite it\n", dir);
-		ret = XTSFS_EXIT_EXISTS;
+	ret = check_dir(dfd, dir, reverse, force);
+	if (ret)
 		goto out;
-	}
-	/* reverse mode encrypts a directory that already holds the data */
-	rc = reverse ? 1 : dir_is_empty(dfd);
-	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-rc));
-		goto out;
-	}
-	if (!rc && !force) {
-		fprintf(stderr, PROG ": %s is not empty; use --force to make "
-			"a volume there anyway\n", dir);
-		ret = XTSFS_EXIT_EXISTS;
-		goto out;
-	}
-	/* Fail early, before asking anything, if we cannot write here. */
-	if (faccessat(dfd, ".", W_OK, AT_EACCESS) != 0) {
-		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(errno));
-		goto out;
-	}
+	ret = XTSFS_EXIT_FAILURE;
 
 	{
 		char prompt[4200];
@@ -233,27 +279,8 @@ int main(int argc, char **argv)
 			"written)\n", dir, vol_file_name(h), strerror(-rc));
 		goto out;
 	}
-	if (!o.quiet) {
-		printf("Created an xtsfs volume in %s\n", dir);
-		printf("  cipher core:  %s (self-test passed)\n", core);
-		printf("  contents:     aes-256-xts, 4096-byte units\n");
-		printf("  names:        %s\n", plaintext ? "plaintext "
-		       "(not encrypted)" : "aes-256-siv (encrypted)");
-		printf("  key slot 0:   argon2id, %u iterations, %u KiB, %u "
-		       "lanes\n", o.kdf.t_cost, o.kdf.m_cost_kib, o.kdf.lanes);
-		printf("  unlock time:  %.0f ms on this machine\n", unlock_ms);
-	}
-	if (print_key) {
-		vol_key_format(keytext, keys);
-		printf("\nVolume key (write it down and keep it safe; anyone "
-		       "who has it can read\nthis volume, with or without a "
-		       "passphrase):\n\n%s\n", keytext);
-		explicit_bzero(keytext, sizeof(keytext));
-	}
-	if (!o.quiet && reverse)
-		printf("Show it encrypted with: xtsfs --reverse %s VIEWDIR\n", dir);
-	else if (!o.quiet)
-		printf("Mount it with: xtsfs %s MOUNTPOINT\n", dir);
+	say_made(&o, dir, core, plaintext, reverse, unlock_ms,
+		 print_key ? keys : NULL);
 	ret = XTSFS_EXIT_OK;
 out:
 	pass_free(pass);

@@ -127,11 +127,113 @@ static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
 	progress_kdf(arg, PROG, "trying", slot, kdf);
 }
 
+/* --remove @n: empty slot @n, unless it is empty or the last one. */
+static int remove_slot_of(struct vol *v, int n)
+{
+	if (!v->hdr.slots[n].active) {
+		fprintf(stderr, PROG ": key slot %d is not in use\n", n);
+		return XTSFS_EXIT_USAGE;
+	}
+	if (vol_slot_count(&v->hdr) == 1) {
+		fprintf(stderr, PROG ": key slot %d is the last one; add another "
+			"passphrase before removing it\n", n);
+		return XTSFS_EXIT_USAGE;
+	}
+	memset(&v->hdr.slots[n], 0, sizeof(v->hdr.slots[n]));
+	return 0;
+}
+
+/*
+ * The slot --add or --change writes: for --change the one that opened
+ * (or --slot with a volume key), for --add --slot if free, else the first
+ * free one. Return: the slot, or -(exit code).
+ */
+static int target_slot(const struct vol *v, enum action act, int slot)
+{
+	int t;
+
+	if (act == ACT_CHANGE) {
+		t = v->slot >= 0 ? v->slot : slot;
+		if (t < 0) {
+			fprintf(stderr, PROG ": with --volume-key-file, --change "
+				"needs --slot N\n");
+			return -XTSFS_EXIT_USAGE;
+		}
+		return t;
+	}
+	if (slot >= 0) {
+		if (v->hdr.slots[slot].active) {
+			fprintf(stderr, PROG ": key slot %d is in use; pick a "
+				"free one or use --change\n", slot);
+			return -XTSFS_EXIT_USAGE;
+		}
+		return slot;
+	}
+	for (t = 0; t < VOL_MAX_SLOTS; t++)
+		if (!v->hdr.slots[t].active)
+			return t;
+	fprintf(stderr, PROG ": all %d key slots are in use; remove one "
+		"first\n", VOL_MAX_SLOTS);
+	return -XTSFS_EXIT_FAILURE;
+}
+
+/*
+ * --add / --change: read the new passphrase, calibrate Argon2id, store
+ * the slot; *@slot becomes the slot written. Return: 0 or an exit code.
+ */
+static int store_slot(struct common_opts *o, struct vol *v, enum action act,
+		      int *slot, const char *newfile, const char *dir,
+		      char **pass, size_t *passlen)
+{
+	int target = target_slot(v, act, *slot), ret, rc;
+
+	if (target < 0)
+		return -target;
+	ret = read_new_pass(o, newfile, dir, pass, passlen);
+	if (ret)
+		return ret;
+	if (!(o->kdf.t_cost && o->kdf.m_cost_kib))
+		progress_start(o, PROG ": calibrating Argon2id for a %u ms "
+			       "unlock", o->unlock_ms);
+	rc = kdf_calibrate(&o->kdf, o->unlock_ms);
+	progress_done();
+	if (!rc) {
+		progress_kdf(o, PROG, "making", target, &o->kdf);
+		rc = vol_slot_store(&v->hdr, target, *pass, *passlen, &o->kdf,
+				    v->keys);
+		progress_done();
+	}
+	if (rc) {
+		fprintf(stderr, PROG ": cannot store key slot %d: %s\n", target,
+			strerror(-rc));
+		return XTSFS_EXIT_FAILURE;
+	}
+	*slot = target;
+	return 0;
+}
+
+/* The line that says what was done to slot @slot. */
+static void say_done(const struct common_opts *o, const struct vol *v,
+		     enum action act, int slot, const char *dir)
+{
+	if (act == ACT_ADD)
+		printf("Added key slot %d (argon2id, %u iterations, %u KiB, %u "
+		       "lanes)\n", slot, o->kdf.t_cost, o->kdf.m_cost_kib,
+		       o->kdf.lanes);
+	else if (act == ACT_CHANGE)
+		printf("Changed the passphrase of key slot %d\n", slot);
+	else if (act == ACT_REMOVE)
+		printf("Removed key slot %d\n", slot);
+	else
+		printf("Rewrote both copies of %s/%s\n", dir,
+		       vol_file_name(&v->hdr));
+}
+
 int main(int argc, char **argv)
 {
 	struct common_opts o;
 	enum action act = ACT_NONE;
-	int slot = -1, remove_slot = -1, target, opt, rc, dfd;
+	int slot = -1, remove_slot = -1, opt, rc, dfd;
 	int ret = XTSFS_EXIT_FAILURE;
 	const char *dir, *newfile = NULL;
 	struct vol_unlock_req req = { 0 };
@@ -230,71 +332,16 @@ int main(int argc, char **argv)
 	case ACT_REPAIR:
 		break;
 	case ACT_REMOVE:
-		if (!v.hdr.slots[remove_slot].active) {
-			fprintf(stderr, PROG ": key slot %d is not in use\n",
-				remove_slot);
-			ret = XTSFS_EXIT_USAGE;
+		ret = remove_slot_of(&v, remove_slot);
+		if (ret)
 			goto out;
-		}
-		if (vol_slot_count(&v.hdr) == 1) {
-			fprintf(stderr, PROG ": key slot %d is the last one; "
-				"add another passphrase before removing it\n",
-				remove_slot);
-			ret = XTSFS_EXIT_USAGE;
-			goto out;
-		}
-		memset(&v.hdr.slots[remove_slot], 0,
-		       sizeof(v.hdr.slots[remove_slot]));
 		break;
 	case ACT_ADD:
 	case ACT_CHANGE:
-		if (act == ACT_CHANGE) {
-			target = v.slot >= 0 ? v.slot : slot;
-			if (target < 0) {
-				fprintf(stderr, PROG ": with --volume-key-file, "
-					"--change needs --slot N\n");
-				ret = XTSFS_EXIT_USAGE;
-				goto out;
-			}
-		} else if (slot >= 0) {
-			target = slot;
-			if (v.hdr.slots[slot].active) {
-				fprintf(stderr, PROG ": key slot %d is in use; "
-					"pick a free one or use --change\n", slot);
-				ret = XTSFS_EXIT_USAGE;
-				goto out;
-			}
-		} else {
-			for (target = 0; target < VOL_MAX_SLOTS; target++)
-				if (!v.hdr.slots[target].active)
-					break;
-			if (target == VOL_MAX_SLOTS) {
-				fprintf(stderr, PROG ": all %d key slots are in "
-					"use; remove one first\n", VOL_MAX_SLOTS);
-				goto out;
-			}
-		}
-		ret = read_new_pass(&o, newfile, dir, &pass, &passlen);
+		ret = store_slot(&o, &v, act, &slot, newfile, dir, &pass,
+				 &passlen);
 		if (ret)
 			goto out;
-		ret = XTSFS_EXIT_FAILURE;
-		if (!(o.kdf.t_cost && o.kdf.m_cost_kib))
-			progress_start(&o, PROG ": calibrating Argon2id for a "
-				       "%u ms unlock", o.unlock_ms);
-		rc = kdf_calibrate(&o.kdf, o.unlock_ms);
-		progress_done();
-		if (!rc) {
-			progress_kdf(&o, PROG, "making", target, &o.kdf);
-			rc = vol_slot_store(&v.hdr, target, pass, passlen,
-					    &o.kdf, v.keys);
-			progress_done();
-		}
-		if (rc) {
-			fprintf(stderr, PROG ": cannot store key slot %d: %s\n",
-				target, strerror(-rc));
-			goto out;
-		}
-		slot = target;
 		break;
 	case ACT_NONE:
 		goto out;
@@ -305,19 +352,9 @@ int main(int argc, char **argv)
 			"is unchanged)\n", dir, vol_file_name(&v.hdr), strerror(-rc));
 		goto out;
 	}
-	if (!o.quiet) {
-		if (act == ACT_ADD)
-			printf("Added key slot %d (argon2id, %u iterations, %u "
-			       "KiB, %u lanes)\n", slot, o.kdf.t_cost,
-			       o.kdf.m_cost_kib, o.kdf.lanes);
-		else if (act == ACT_CHANGE)
-			printf("Changed the passphrase of key slot %d\n", slot);
-		else if (act == ACT_REMOVE)
-			printf("Removed key slot %d\n", remove_slot);
-		else
-			printf("Rewrote both copies of %s/%s\n", dir,
-			       vol_file_name(&v.hdr));
-	}
+	if (!o.quiet)
+		say_done(&o, &v, act, act == ACT_REMOVE ? remove_slot : slot,
+			 dir);
 	ret = XTSFS_EXIT_OK;
 out:
 	pass_free(pass);
