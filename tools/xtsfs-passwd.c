@@ -346,6 +346,7 @@ int main(int argc, char **argv)
 	case ACT_NONE:
 		goto out;
 	}
+	ret = XTSFS_EXIT_FAILURE;
 	rc = vol_write(dfd, &v.hdr, v.keys);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot write %s/%s: %s (the old header "
