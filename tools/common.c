@@ -241,7 +241,8 @@ int exit_code_for(int err)
 /* The open progress line: its start time in ms, or < 0 for none. */
 static double progress_t0 = -1;
 
-static double now_ms(void)
+/* see common.h */
+double now_ms(void)
 {
 	struct timespec ts;
 

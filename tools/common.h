@@ -169,6 +169,9 @@ int exit_code_for(int err);
 void progress_start(const struct common_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* now_ms() - CLOCK_MONOTONIC in milliseconds. */
+double now_ms(void);
+
 /* progress_done() - finish the line of progress_start(): " 1.2 s". */
 void progress_done(void);
 

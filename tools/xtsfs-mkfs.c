@@ -20,7 +20,7 @@
 
 #define PROG "xtsfs-mkfs"
 
-enum { OPT_FORCE = OPT_TOOL_BASE, OPT_PLAINTEXT, OPT_PRINT_KEY, OPT_REVERSE };
+enum { OPT_PLAINTEXT = OPT_TOOL_BASE, OPT_PRINT_KEY, OPT_REVERSE };
 
 static const struct option longopts[] = {
 	{ "force", no_argument, NULL, 'f' },
@@ -87,14 +87,6 @@ static int dir_is_empty(int fd)
 	}
 	closedir(d);
 	return empty;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /*
