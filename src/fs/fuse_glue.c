@@ -4,6 +4,8 @@
  */
 #include "fuse_glue.h"
 
+#include "scratch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -37,6 +39,24 @@ void glue_reply_statfs(fuse_req_t req, int root_fd)
 	close(fd);
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);
+}
+
+/* see fuse_glue.h */
+char *glue_xattr_buf(size_t size)
+{
+	return size ? (char *)scratch_get(SCRATCH_REPLY, size) : NULL;
+}
+
+/* see fuse_glue.h */
+void glue_reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
+		      size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
 }
 
 /*

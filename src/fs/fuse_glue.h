@@ -30,6 +30,21 @@ void glue_conn_common(struct fuse_conn_info *conn);
 void glue_reply_statfs(fuse_req_t req, int root_fd);
 
 /*
+ * glue_xattr_buf() - the buffer a getxattr or listxattr reply of @size
+ * bytes is made in (the thread's SCRATCH_REPLY); NULL for a size probe
+ * (@size 0) or out of memory.
+ */
+char *glue_xattr_buf(size_t size);
+
+/*
+ * glue_reply_xattr() - reply to getxattr or listxattr: the error of a
+ * negative @n, the count @n for a size probe (@size 0), else the @n
+ * bytes at @buf.
+ */
+void glue_reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
+		      size_t size);
+
+/*
  * glue_session_io() - after fuse_session_mount(): read and write @se's
  * device through our own calls (fuse_session_custom_io), which pass
  * every byte on as libfuse gave it, except that the reply to INIT also

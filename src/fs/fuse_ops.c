@@ -527,35 +527,23 @@ static void fwd_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 /* ---- extended attributes ------------------------------------------------ */
 
-/* Reply with @n bytes of @buf, or their count for a size probe (@size 0). */
-static void reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
-			size_t size)
-{
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-}
-
 static void fwd_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			 size_t size)
 {
-	char *buf = size ? (char *)scratch_get(SCRATCH_REPLY, size) : NULL;
+	char *buf = glue_xattr_buf(size);
 	ssize_t n = size && !buf ? -ENOMEM :
 		    xm_getxattr(mnt_of(req), node_of(req, ino), name, buf, size);
 
-	reply_xattr(req, n, buf, size);
+	glue_reply_xattr(req, n, buf, size);
 }
 
 static void fwd_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char *buf = size ? (char *)scratch_get(SCRATCH_REPLY, size) : NULL;
+	char *buf = glue_xattr_buf(size);
 	ssize_t n = size && !buf ? -ENOMEM :
 		    xm_listxattr(mnt_of(req), node_of(req, ino), buf, size);
 
-	reply_xattr(req, n, buf, size);
+	glue_reply_xattr(req, n, buf, size);
 }
 
 static void fwd_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
