@@ -395,6 +395,34 @@ PY
 	[[ "$output" == *"not a plaintext directory made with xtsfs-mkfs --reverse"* ]]
 }
 
+@test "reverse: user.* and trusted.* xattrs show in stored form; rsync -aX of the view carries them to a forward mount (issue 17)" {
+	make_reverse_tree "$T/p"
+	mkfifo "$T/p/$MARK-fifo"
+	setfattr -n user.colour -v "$MARK-blue" "$T/p/$MARK"
+	setfattr -n user.empty "$T/p/$MARK"
+	setfattr -n trusted.note -v 0x00ff00 "$T/p/$MARK-dir"
+	setfattr -h -n trusted.link -v "$MARK-l" "$T/p/$MARK-fifo"
+	rv_mount "$T/p" "$T/v"
+	# nothing of a name or value in the view; stored names only
+	run getfattr -R -h -d -m - -e hex "$T/v"
+	[[ "$output" == *"user.xtsfs."* && "$output" == *"trusted.xtsfs."* ]]
+	run getfattr -R -h -d -m - "$T/v"
+	[[ "$output" != *colour* && "$output" != *"$MARK"* ]]
+	[[ "$output" != *note* ]]
+	rsync --modify-window=-1 -aHSX "$T/v/" "$T/b/"
+	mount_vol "$T/b" "$T/mb"
+	[ "$(getfattr --only-values -n user.colour "$T/mb/$MARK")" = "$MARK-blue" ]
+	run getfattr -n user.empty "$T/mb/$MARK"
+	[ "$status" -eq 0 ]
+	getfattr -e hex -n trusted.note "$T/mb/$MARK-dir" | grep -qx 'trusted.note=0x00ff00'
+	[ "$(getfattr -h --only-values -n trusted.link "$T/mb/$MARK-fifo")" = "$MARK-l" ]
+	# the same list as the plaintext, object by object
+	for f in "$MARK" "$MARK-dir"; do
+		[ "$(getfattr -d -m - -e hex "$T/p/$f" | sed 1d)" = \
+		  "$(getfattr -d -m - -e hex "$T/mb/$f" | sed 1d)" ]
+	done
+}
+
 @test "reverse: reads at any offset and length equal the same range of the copy" {
 	make_reverse_tree "$T/p"
 	rv_mount "$T/p" "$T/v"
