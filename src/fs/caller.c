@@ -139,7 +139,7 @@ mode_t create_mode(const struct xmount *m, const struct caller *who,
  * (atomic_o_trunc) and the kernel's mode change is dropped with the
  * truncation it skips.
  */
-void kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
+bool kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
 	       gid_t gid)
 {
 	mode_t kill = 0;
@@ -147,15 +147,15 @@ void kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
 
 	if (who->uid == 0 || !S_ISREG(mode) ||
 	    !(mode & (S_ISUID | S_ISGID)))
-		return;
+		return false;
 	if (mode & S_ISUID)
 		kill |= S_ISUID;
 	if ((mode & S_ISGID) && ((mode & S_IXGRP) || !caller_in_group(who, gid)))
 		kill |= S_ISGID;
 	if (!kill)
-		return;
+		return false;
 	proc_path(path, in->fd);
-	(void)chmod(path, mode & 07777 & ~kill);
+	return chmod(path, mode & 07777 & ~kill) == 0;
 }
 
 /* see mount_int.h */
@@ -164,6 +164,6 @@ void kill_priv_fd(const struct caller *who, const struct xnode *in, int fd)
 	struct stat st;
 
 	if (who->uid != 0 && fstat(fd, &st) == 0)
-		kill_priv(who, in, st.st_mode, st.st_gid);
+		(void)kill_priv(who, in, st.st_mode, st.st_gid);
 }
 

@@ -246,7 +246,7 @@ int xm_setattr(struct xmount *m, const struct caller *who, struct xnode *in,
 
 	/* by the group the file had before a chown (kill_priv) */
 	if (!err && kill && fstatat(in->fd, "", st, AT_EMPTY_PATH) == 0)
-		kill_priv(who, in, st->st_mode, before.st_gid);
+		(void)kill_priv(who, in, st->st_mode, before.st_gid);
 	if (!err)
 		err = xm_getattr(m, in, st);
 	return err;

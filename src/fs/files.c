@@ -335,7 +335,7 @@ static void keep_mtime(const struct xmount *m, int fd,
 
 /* see mount.h */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
-		 const uint8_t *buf, size_t size, off_t off)
+		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed)
 {
 	struct xnode *in = h->in;
 	struct stat before;
@@ -343,6 +343,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	ssize_t n;
 	int err;
 
+	*mode_changed = false;
 	pthread_rwlock_wrlock(&in->lock);
 	err = lower_psize_st(h->fd, &ps, &before);
 	if (!err)
@@ -351,7 +352,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		pthread_rwlock_unlock(&in->lock);
 		return err;
 	}
-	kill_priv(who, in, before.st_mode, before.st_gid);
+	*mode_changed = kill_priv(who, in, before.st_mode, before.st_gid);
 	n = content_write(m->xts, h->fd, &in->hdr, &ps, buf, size,
 			  (uint64_t)off, m->write_flags);
 	keep_mtime(m, h->fd, &before);

@@ -248,9 +248,13 @@ int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
 ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 		const uint8_t **data);
 
-/* xm_write() - write @size bytes at @off for @who. Return: count or -errno. */
+/*
+ * xm_write() - write @size bytes at @off for @who; *@mode_changed: the
+ * write dropped set-id bits (the kernel's cached mode is stale then).
+ * Return: the count or -errno.
+ */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
-		 const uint8_t *buf, size_t size, off_t off);
+		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed);
 
 /* xm_flush() - what close(2) of the lower file would report now. */
 int xm_flush(struct xhandle *h);

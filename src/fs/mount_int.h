@@ -70,9 +70,9 @@ void own_by_caller(const struct caller *who, int dirfd, const char *stored,
 /*
  * After a write, truncate or chown by @who of regular file @in, whose
  * mode was @mode and group @gid before it: drop set-id bits as the VFS
- * does on ext4.
+ * does on ext4. Return: whether the mode changed.
  */
-void kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
+bool kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
 	       gid_t gid);
 
 /* kill_priv() for what lower file @fd (of @in) is now. */

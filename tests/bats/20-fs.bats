@@ -1464,7 +1464,7 @@ C
 	[ "$(stat -c %U "$M/shared/nd")" = nobody ]
 }
 
-@test "set-user-ID and set-group-ID bits go as on a native filesystem: chown, another user's write or truncate, root's write" {
+@test "set-user-ID and set-group-ID bits go as on a native filesystem: chown, another user's write, truncate or O_TRUNC open, root's write" {
 	umount_vol "$M"
 	chmod 755 "$T"
 	mount_vol "$C" "$M" -o allow_other
@@ -1479,11 +1479,14 @@ C
 		printf x >"$d/truncated"
 		chmod 6777 "$d/truncated"
 		su nobody -s /bin/sh -c "truncate -s 0 '$d/truncated'"
+		printf x >"$d/otrunc"
+		chmod 6777 "$d/otrunc"
+		su nobody -s /bin/sh -c ": >'$d/otrunc'"
 		printf x >"$d/rootwrite"
 		chmod 6755 "$d/rootwrite"
 		printf y >>"$d/rootwrite"
 	done
-	for f in chowned written truncated rootwrite; do
+	for f in chowned written truncated otrunc rootwrite; do
 		echo "$f: $(stat -c %a "$M/$f") here, $(stat -c %a "$R/$f") native"
 		[ "$(stat -c %a "$M/$f")" = "$(stat -c %a "$R/$f")" ]
 		# and what the lower file says (after the kernel's attribute cache)

@@ -62,9 +62,12 @@ static void file_roundtrip(struct xnode *dir, const char *name, size_t len,
 	/* in odd pieces, so writes start and end inside units */
 	while (done < len) {
 		size_t n = len - done < 5000 ? len - done : 5000;
-		ssize_t w = xm_write(&M, &Me, h, want + done, n, (off_t)done);
+		bool killed;
+		ssize_t w = xm_write(&M, &Me, h, want + done, n, (off_t)done,
+				     &killed);
 
-		CHECK(w == (ssize_t)n, "write %zu at %zu: %zd", n, done, w);
+		CHECK(w == (ssize_t)n && !killed, "write %zu at %zu: %zd", n,
+		      done, w);
 		if (w != (ssize_t)n)
 			break;
 		done += n;
