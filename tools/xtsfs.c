@@ -98,9 +98,9 @@ static const struct cli cli = {
 "                          attr_timeout=S and entry_timeout=S (seconds the\n"
 "                          kernel trusts attributes and names; default 30);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
-"                          _netdev, x-* are ignored; noacl: no POSIX ACLs\n"
-"                          (they are on by default, and then the kernel\n"
-"                          checks permissions as with default_permissions);\n"
+"                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
+"                          by default; with them the kernel checks\n"
+"                          permissions as with default_permissions);\n"
 "                          allow_costly_kdf is\n"
 "                          --allow-costly-kdf; in a value, write a comma\n"
 "                          as \\, and a backslash as \\\\\n"
@@ -125,7 +125,7 @@ struct opts {
 	int readonly;          /* -o ro/rw (an int: fuse_opt sets it) */
 	bool reverse;          /* --reverse */
 	int writeback;         /* -o writeback (an int: fuse_opt sets it) */
-	int noacl;             /* -o noacl: no POSIX ACLs (fuse_opt sets it) */
+	int acl;               /* -o acl: POSIX ACLs (fuse_opt sets it) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds) */
 	double entry_timeout;  /* -o entry_timeout= (seconds) */
@@ -233,8 +233,8 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("writeback", writeback, 1),
 	OPT_FLAG("ro", readonly, 1),
 	OPT_FLAG("rw", readonly, 0),
-	OPT_FLAG("noacl", noacl, 1),
-	OPT_FLAG("acl", noacl, 0),
+	OPT_FLAG("acl", acl, 1),
+	OPT_FLAG("noacl", acl, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -735,7 +735,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.xts = xts;
 	fs.m.names = plain_names ? NULL : names;
 	fs.m.xattr_names = names;
-	fs.m.acl = !o->noacl;
+	fs.m.acl = o->acl;
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
 	fs.m.entry_timeout = o->entry_timeout;

@@ -4,9 +4,8 @@
 # point's path holds, the mount gets exactly the options asked for
 # (issue 14 finding 1: a path used to be pasted into the FUSE option
 # list unescaped), and the daemon's command line keeps no --extpass
-# command (finding 7). Forward mounts have POSIX ACLs unless -o noacl
-# (issue 17), and with them the kernel checks permissions itself, which
-# mountinfo shows as default_permissions.
+# command (finding 7). With -o acl (issue 17) the kernel checks
+# permissions itself, which mountinfo shows as default_permissions.
 
 bats_require_minimum_version 1.5.0
 
@@ -86,14 +85,14 @@ rev_dir() {
 	for n in "${NAMES[@]}"; do
 		fwd_vol "$n"
 		mount_vol "$T/c/$n" "$T/m/$n"
-		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw ""
 		echo data >"$T/m/$n/f"
 		[ "$(cat "$T/m/$n/f")" = data ]
 		umount_vol "$T/m/$n"
 	done
 }
 
-@test "forward: allow_other, allow_root and ro on odd paths; with -o noacl default_permissions exactly with the first two" {
+@test "forward: allow_other, allow_root and ro on odd paths; default_permissions exactly with the first two, or with -o acl" {
 	for n in 'v,allow_other' 'back\slash' $'new\nline'; do
 		fwd_vol "$n"
 		mount_vol "$T/c/$n" "$T/m/$n" -o allow_other
@@ -105,15 +104,15 @@ rev_dir() {
 		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions,allow_other
 		umount_vol "$T/m/$n"
 		mount_vol "$T/c/$n" "$T/m/$n" -o ro
-		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs ro default_permissions
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs ro ""
 		umount_vol "$T/m/$n"
-		# without ACLs (issue 17) the kernel checks nothing of its
-		# own unless others may use the mount
-		mount_vol "$T/c/$n" "$T/m/$n" -o noacl
+		# with POSIX ACLs (issue 17) the kernel checks permissions
+		# itself, also for the owner alone; -o noacl undoes -o acl
+		mount_vol "$T/c/$n" "$T/m/$n" -o acl
+		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions
+		umount_vol "$T/m/$n"
+		mount_vol "$T/c/$n" "$T/m/$n" -o acl,noacl
 		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw ""
-		umount_vol "$T/m/$n"
-		mount_vol "$T/c/$n" "$T/m/$n" -o noacl,allow_other
-		mount_is "$T/m/$n" "$T/c/$n" fuse.xtsfs rw default_permissions,allow_other
 		umount_vol "$T/m/$n"
 	done
 }
@@ -148,7 +147,7 @@ rev_dir() {
 	fwd_vol fd
 	track_mount "$T/m/fd"
 	xtsfs --passfile "$T/pass" "$T/c/fd" /dev/fd/7 7<"$T/m/fd"
-	mount_is "$T/m/fd" "$T/c/fd" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/fd" "$T/c/fd" fuse.xtsfs rw ""
 	echo data >"$T/m/fd/f"
 	[ "$(cat "$T/m/fd/f")" = data ]
 }
@@ -221,7 +220,7 @@ daemon_cmdlines() {
 	done
 	# -o options next to extpass= still count
 	xtsfs -o "ro,extpass=$cmd" "$T/c/x" "$T/m/x"
-	mount_is "$T/m/x" "$T/c/x" fuse.xtsfs ro default_permissions
+	mount_is "$T/m/x" "$T/c/x" fuse.xtsfs ro ""
 }
 
 @test "-o extpass= and passfile= with a comma written as \\, (and a backslash as \\\\)" {
@@ -240,14 +239,14 @@ daemon_cmdlines() {
 	[[ $output == *"-o ro,extpass="*",allow_other "* ]]
 	umount_vol "$T/m/e"
 	xtsfs -o "passfile=$T/p\\,ass" "$T/c/e" "$T/m/e"
-	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs rw ""
 	umount_vol "$T/m/e"
 	xtsfs -o "passfile=$T/p\\\\ass" "$T/c/e" "$T/m/e"
-	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs rw ""
 	umount_vol "$T/m/e"
 	# an escape that libfuse undoes in one of our words: it is ours
 	xtsfs --passfile "$T/pass" -o 'r\o,ext\pass=cat /nonexistent' "$T/c/e" "$T/m/e"
-	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs ro default_permissions
+	mount_is "$T/m/e" "$T/c/e" fuse.xtsfs ro ""
 	run daemon_cmdlines "$T/m/e"
 	[[ $output != *nonexistent* ]]
 }
@@ -284,10 +283,10 @@ daemon_cmdlines() {
 	[[ $output == *"-o attr_timeout=x: expected a number from 0 to 86400"* ]]
 	# the limits themselves are good
 	mount_vol "$T/c/n" "$T/m/n" -o read_ahead_kb=0,attr_timeout=86400,entry_timeout=0.5
-	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw ""
 	umount_vol "$T/m/n"
 	mount_vol "$T/c/n" "$T/m/n" -o read_ahead_kb=1048576,attr_timeout=0
-	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/n" "$T/c/n" fuse.xtsfs rw ""
 }
 
 @test "-o: an unknown option, or one of ours without its value, is usage (exit 2) from libfuse" {
@@ -303,20 +302,20 @@ daemon_cmdlines() {
 @test "-o: mount(8) words, x-*, comment= and empty words are dropped; ours never reach the kernel" {
 	fwd_vol w
 	mount_vol "$T/c/w" "$T/m/w" -o ',defaults,auto,noauto,nofail,user,nouser,users,owner,group,_netdev,relatime,diratime,symfollow,nomand,noiversion,nolazytime,loud,x-systemd.automount,x-gvfs-show,comment=systemd.x,,'
-	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
 	umount_vol "$T/m/w"
 	mount_vol "$T/c/w" "$T/m/w" -o writeback,read_ahead_kb=128,attr_timeout=1,entry_timeout=1,allow_costly_kdf
-	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
 	umount_vol "$T/m/w"
 	# several -o add up; of ro and rw the last one wins
 	mount_vol "$T/c/w" "$T/m/w" -o ro -o allow_other
 	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs ro default_permissions,allow_other
 	umount_vol "$T/m/w"
 	mount_vol "$T/c/w" "$T/m/w" -o ro,rw
-	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw default_permissions
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
 	umount_vol "$T/m/w"
 	mount_vol "$T/c/w" "$T/m/w" -o rw -o ro
-	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs ro default_permissions
+	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs ro ""
 }
 
 @test "-o passfile= and extpass=: the last one wins; --passfile wins over both" {
