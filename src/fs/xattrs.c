@@ -56,6 +56,37 @@ static int lower_name(const struct xmount *m, const char *name,
 	return -EOPNOTSUPP;
 }
 
+/*
+ * lower_name()'s @err for getxattr and removexattr of @name: a name too
+ * long to be stored, but within Linux's 255 bytes, is simply not there
+ * (ENODATA, as ext4 says of any name it has not got); a bare prefix is
+ * EINVAL as on ext4, and what Linux itself refuses stays refused.
+ */
+static int absent_name(int err, const char *name)
+{
+	if (err == -ERANGE && strlen(name) <= XTSFS_XATTR_KERNEL_NAME_MAX)
+		return -ENODATA;
+	return err;
+}
+
+/*
+ * Whether one more stored name @lower fits in @path's list: the lower
+ * listxattr(2) gives at most XATTR_LIST_MAX bytes, and stored names are
+ * longer than plaintext ones, so a lower filesystem that takes more
+ * (XFS) would make an object whose xattrs nobody could list any more.
+ */
+static int list_has_room(const char *path, const char *lower)
+{
+	ssize_t have = listxattr(path, NULL, 0);
+
+	if (have < 0)
+		return errno == ENOTSUP ? -ENOTSUP : 0;
+	if ((size_t)have + strlen(lower) + 1 <= XTSFS_XATTR_KERNEL_LIST_MAX)
+		return 0;
+	/* already there: a replacement takes no room */
+	return getxattr(path, lower, NULL, 0) >= 0 ? 0 : -ENOSPC;
+}
+
 /* see mount.h */
 ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
 		    void *out, size_t size)
@@ -64,10 +95,8 @@ ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
 	uint8_t *buf;
 	bool enc;
 	ssize_t n;
-	int err = lower_name(m, name, lower, &enc);
+	int err = absent_name(lower_name(m, name, lower, &enc), name);
 
-	if (err == -EINVAL || err == -ERANGE)
-		return -ENODATA; /* no such name can be stored: not there */
 	if (err)
 		return err;
 	proc_path(path, in->fd);
@@ -104,6 +133,9 @@ int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
 	proc_path(path, in->fd);
 	if (!enc)
 		return setxattr(path, lower, val, size, flags) ? -errno : 0;
+	err = list_has_room(path, lower);
+	if (err)
+		return err;
 	buf = scratch_get(SCRATCH_XATTR, size + XTSFS_XATTR_VALUE_OVERHEAD);
 	if (!buf)
 		return -ENOMEM;
@@ -119,10 +151,8 @@ int xm_removexattr(struct xmount *m, struct xnode *in, const char *name)
 {
 	char lower[XTSFS_XATTR_NAME_BUF], path[64];
 	bool enc;
-	int err = lower_name(m, name, lower, &enc);
+	int err = absent_name(lower_name(m, name, lower, &enc), name);
 
-	if (err == -EINVAL || err == -ERANGE)
-		return -ENODATA;
 	if (err)
 		return err;
 	proc_path(path, in->fd);
