@@ -554,9 +554,11 @@ static void fwd_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 
 static void fwd_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	struct caller who = caller_of(req);
 	char *buf = glue_xattr_buf(size);
 	ssize_t n = size && !buf ? -ENOMEM :
-		    xm_listxattr(mnt_of(req), node_of(req, ino), buf, size);
+		    xm_listxattr(mnt_of(req), &who, node_of(req, ino), buf,
+				 size);
 
 	glue_reply_xattr(req, n, buf, size);
 }

@@ -294,11 +294,12 @@ int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
 int xm_removexattr(struct xmount *m, struct xnode *in, const char *name);
 
 /*
- * xm_listxattr() - listxattr(2) of @in: the plaintext names into @out,
- * or with @size 0 the size they need.
+ * xm_listxattr() - listxattr(2) of @in for @who: the plaintext names
+ * into @out, or with @size 0 the size they need; trusted.* only for
+ * root, as Linux lists them only to CAP_SYS_ADMIN.
  */
-ssize_t xm_listxattr(struct xmount *m, struct xnode *in, char *out,
-		     size_t size);
+ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
+		     struct xnode *in, char *out, size_t size);
 
 /* ---- listings (dirlist.c) ----------------------------------------------- */
 

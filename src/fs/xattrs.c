@@ -159,27 +159,60 @@ int xm_removexattr(struct xmount *m, struct xnode *in, const char *name)
 	return removexattr(path, lower) ? -errno : 0;
 }
 
+/*
+ * Drop trusted.* names from plaintext list @list (@len bytes) in place:
+ * Linux lists them only to CAP_SYS_ADMIN (ext4's xattr_trusted.c).
+ * Return: the new length.
+ */
+static size_t drop_trusted(char *list, size_t len)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strlen(list + in) + 1;
+
+		if (xattr_namespace(list + in) != XATTR_NS_TRUSTED) {
+			memmove(list + out, list + in, n);
+			out += n;
+		}
+		in += n;
+	}
+	return out;
+}
+
 /* see mount.h */
-ssize_t xm_listxattr(struct xmount *m, struct xnode *in, char *out,
-		     size_t size)
+ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
+		     struct xnode *in, char *out, size_t size)
 {
 	struct xattr_list_stats st = { 0 };
 	char path[64];
-	char *buf;
+	char *buf, *plain;
 	ssize_t n;
 
 	proc_path(path, in->fd);
-	buf = (char *)scratch_get(SCRATCH_XATTR, XTSFS_XATTR_KERNEL_LIST_MAX);
+	buf = (char *)scratch_get(SCRATCH_XATTR,
+				  2 * XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (!buf)
 		return -ENOMEM;
+	plain = buf + XTSFS_XATTR_KERNEL_LIST_MAX;
 	n = listxattr(path, buf, XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (n < 0)
 		return -errno;
-	n = xattr_list_dec(m->xattr_names, buf, (size_t)n, out, size,
+	/* never longer than the lower list (xattr.h) */
+	n = xattr_list_dec(m->xattr_names, buf, (size_t)n, plain,
+			   XTSFS_XATTR_KERNEL_LIST_MAX,
 			   m->acl ? XATTR_NS_BIT(XATTR_NS_SYSTEM) : 0, &st);
 	if (st.corrupt)
 		xm_log(m, LOG_WARNING, "object (lower inode %llu): %zu "
 		       "extended attribute names cannot be decrypted; not "
 		       "shown", (unsigned long long)in->node.k2, st.corrupt);
+	if (n < 0)
+		return n;
+	if (who->uid != 0)
+		n = (ssize_t)drop_trusted(plain, (size_t)n);
+	if (size && (size_t)n > size)
+		return -ERANGE;
+	if (size)
+		memcpy(out, plain, (size_t)n);
 	return n;
 }
