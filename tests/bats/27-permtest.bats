@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # The differential permission tester (tests/permtest/permtest.py): a grid
 # of operations by root, the owner, group members and another user, over
-# modes with sticky, setgid and setuid bits and three name classes, on an
-# allow_other mount and on a plain directory under /tmp (ext4), compared
-# errno for errno and mode bit for mode bit, then again after a remount.
+# modes with sticky, setgid and setuid bits and three name classes, with
+# user.*/trusted.* xattrs and POSIX ACLs (issue 17), on an allow_other
+# mount and on a plain directory under /tmp (ext4), compared errno for
+# errno, mode bit for mode bit and xattr for xattr, then again after a
+# remount.
 # Callers are bare numeric uids 61001..61004 (no /etc/passwd entries).
 # XTSFS_PERMTEST_ARGS="--all-names" (or "--filter op=chmod*") changes the
 # selection.

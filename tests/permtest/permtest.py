@@ -11,12 +11,15 @@ permtest runs a fixed grid of cells on two trees:
 A cell is one operation by one caller on one starting state: the op
 (create, mkdir, mkfifo, open in each access mode, write, truncate, chmod,
 chown, chgrp, utimens, link, symlink, unlink, rmdir, rename with and
-without RENAME_NOREPLACE / RENAME_EXCHANGE, readdir, lookup, access), the
+without RENAME_NOREPLACE / RENAME_EXCHANGE, readdir, lookup, access,
+getxattr, setxattr, removexattr, listxattr, reading and setting an ACL), the
 caller (root, the owner, a member of the object's group by a supplementary
 group, a member by its primary group, another user), the mode of the
 directory and of the object (a grid with sticky, setgid and setuid bits),
 the owner of the object (for sticky directories), and the name class
-(short, 200 bytes: above xtsfs's long-name threshold of 160, 255 bytes).
+(short, 200 bytes: above xtsfs's long-name threshold of 160, 255 bytes),
+and for the ACL cells a POSIX ACL on the object, an ACL on the cell's
+directory or a default ACL on it (key acl: o:SPEC, d:SPEC, dd:SPEC).
 
 For each cell, root makes the same starting state in both trees (a fresh
 directory per cell, owner, group and mode of the directory and of each
@@ -24,15 +27,16 @@ object set explicitly), then the caller performs the operation in B and
 then in A, and the two are compared: the result of each step (success and
 what it returned, or the errno), and afterwards the state of everything in
 the cell's directory, recursively: names, type, mode bits (all 12), uid,
-gid, size and link count (not for directories), symlink targets, and the
-times an explicit utimens set.
+gid, size and link count (not for directories), symlink targets, every
+xattr (names and values, ACLs included), and the times an explicit
+utimens set.
 
 Callers are bare numeric ids (no /etc/passwd entry needed): a child
 process forked per caller per batch does setgroups/setgid/setuid and runs
 all of that caller's cells of the batch; results come back through a pipe.
 
 Select cells with --filter KEY=V1,V2 (repeatable; keys: op, caller, dir,
-obj, type, owner, name; values are fnmatch patterns) and --sample K
+obj, type, owner, name, acl; values are fnmatch patterns) and --sample K
 --seed N (K cells of the selection chosen by seed N). The grid and its
 order are fixed: the same options always run the same cells.
 
@@ -52,6 +56,7 @@ import pickle
 import platform
 import random
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -90,6 +95,9 @@ OBJDIR_MODES = [0o0000, 0o0700, 0o0755, 0o2775, 0o1777]
 DIR_MODES = [0o0000, 0o0100, 0o0300, 0o0500, 0o0600, 0o0700, 0o0755, 0o0770,
              0o0777, 0o1777, 0o1770, 0o2775, 0o2777]
 STICKY_OWNER_MODES = {0o1777, 0o1770}
+# the xattr ops run over fewer file modes: set-id bits play no part there
+XATTR_FILE_MODES = [0o0000, 0o0400, 0o0200, 0o0600, 0o0644, 0o0666, 0o0060, 0o0006,
+                    0o0640, 0o6777]
 NAME_CLASSES = ["short", "l200", "l255"]
 
 
@@ -223,6 +231,56 @@ def rn2(a, b, flags):
     return fn
 
 
+# ---------------------------------------------------------------- xattrs, ACLs
+
+XA_USER, XA_TRUSTED = "user.pt", "trusted.pt"   # what root sets ("xa" in needs)
+ACL_ACCESS, ACL_DEFAULT = "system.posix_acl_access", "system.posix_acl_default"
+A_USER_OBJ, A_USER, A_GROUP_OBJ, A_GROUP, A_MASK, A_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+
+
+def acl_bytes(mode, extra=(), mask=None):
+    """The system.posix_acl_* value (the kernel's xattr form, version 2) of
+    an ACL whose owner, owning-group and other entries are @mode's rwx
+    bits, with @extra (tag, id, perm) named entries and, where there are
+    any, a mask (@mask, or the union of the group class as setfacl makes
+    it)."""
+    ents = [(A_USER_OBJ, None, (mode >> 6) & 7), (A_GROUP_OBJ, None, (mode >> 3) & 7),
+            (A_OTHER, None, mode & 7)] + list(extra)
+    if extra or mask is not None:
+        if mask is None:
+            mask = 0
+            for tag, _, perm in ents:
+                if tag in (A_USER, A_GROUP_OBJ, A_GROUP):
+                    mask |= perm
+        ents.append((A_MASK, None, mask))
+    ents.sort(key=lambda e: (e[0], -1 if e[1] is None else e[1]))
+    b = struct.pack("<I", 2)
+    for tag, id_, perm in ents:
+        b += struct.pack("<HHI", tag, perm, 0xffffffff if id_ is None else id_)
+    return b
+
+
+def op_getxattr(name):
+    def fn(d, c):
+        return [("getxattr",) + step(os.getxattr, d + b"/" + nm("o", c), name,
+                                     follow_symlinks=False)]
+    return fn
+
+
+def op_listxattr(d, c):
+    r = step(os.listxattr, d + b"/" + nm("o", c), follow_symlinks=False)
+    return [("listxattr", r[0], sorted(r[1]) if r[0] == "ok" else r[1])]
+
+
+def op_getacl(d, c):
+    r = step(os.getxattr, d + b"/" + nm("o", c), ACL_ACCESS, follow_symlinks=False)
+    return [("getacl", r[0], acl_text(r[1]) if r[0] == "ok" else r[1])]
+
+
+# the access ACL a caller tries to set (op setacl)
+SETACL_VALUE = None   # filled in below, once the ids are known
+
+
 # op name -> (function, needs, kind). kind "obj": grid over object modes
 # (in a 0755 directory, or "obj777": a 0777 one); "dir": grid over
 # directory modes (objects 0644 file / 0755 dirs).
@@ -278,29 +336,95 @@ OPS = {
     "rename_dir_out": (in_d(os.rename, "sd", "x/n"), "sd x", "dir"),
     "rename_in": (in_d(os.rename, "x/xf", "n"), "x", "dir"),
     "rename_exchange_out": (rn2("o", "x/xf", RENAME_EXCHANGE), "o x", "dir"),
+    # extended attributes of an existing object (root set user.pt and
+    # trusted.pt): user.* needs write permission to change and read
+    # permission to read (and on a sticky directory, to change, its
+    # owner: fs/xattr.c, xattr_permission); trusted.* is root's
+    "getxattr": (op_getxattr(XA_USER), "o xa", "obj"),
+    "setxattr": (on_o(os.setxattr, "user.pn", b"new", follow_symlinks=False), "o xa", "obj"),
+    "removexattr": (on_o(os.removexattr, XA_USER, follow_symlinks=False), "o xa", "obj"),
+    "listxattr": (op_listxattr, "o xa", "obj"),
+    "setxattr_trusted": (on_o(os.setxattr, "trusted.pn", b"new", follow_symlinks=False),
+                         "o xa", "obj"),
+    # POSIX ACLs: reading one, setting one (only the owner and root may)
+    "getacl": (op_getacl, "o", "acl"),
+    "setacl": (lambda d, c: [("setacl",) + step(os.setxattr, d + b"/" + nm("o", c),
+                                                ACL_ACCESS, SETACL_VALUE)], "o", "acl"),
 }
 # ops also run with a directory as the object
 OBJDIR_OPS = ["stat", "access", "chmod", "chmod_sgid", "chown_uid", "chown_self",
-              "chgrp_in", "chgrp_out", "utime_set", "utime_now"]
+              "chgrp_in", "chgrp_out", "utime_set", "utime_now",
+              "getxattr", "setxattr", "removexattr", "listxattr"]
+
+# ACL cells (key acl): "o:SPEC", an access ACL on the object (a file in a
+# 0755 directory, of the spec's mode); "d:SPEC", one on the cell's
+# directory; "dd:SPEC", a default ACL on the cell's 0777 directory.
+# A spec: (mode, named entries, mask or None for setfacl's). Uids: 61001
+# the owner, 61002 the group member, 61003 other; gids: G the objects'
+# group (group, gprim), GIN (owner, group), GOUT (nobody but root).
+_UO, _UG, _UOWN = CALLERS["other"][0], CALLERS["group"][0], CALLERS["owner"][0]
+ACL_OBJ_SPECS = {
+    "u_other_r": (0o600, [(A_USER, _UO, 4)], None),
+    "u_other_rw": (0o600, [(A_USER, _UO, 6)], None),
+    "u_other_none": (0o644, [(A_USER, _UO, 0)], None),      # denies what other:: allows
+    "u_other_rw_mask_r": (0o600, [(A_USER, _UO, 6)], 4),    # the mask limits it
+    "u_group_rw": (0o640, [(A_USER, _UG, 6)], None),        # a user entry before groups
+    "u_owner_none": (0o600, [(A_USER, _UOWN, 0)], None),    # the owner is user::
+    "x_other": (0o700, [(A_USER, _UO, 1)], None),
+    "g_in_rw": (0o600, [(A_GROUP, GIN, 6)], None),
+    "g_none_other_rw": (0o606, [(A_GROUP, GIN, 0)], None),  # group class: no fallback to other
+    "g_out_r": (0o600, [(A_GROUP, GOUT, 4)], None),
+    "mask_none": (0o660, [(A_USER, _UO, 6)], 0),
+}
+ACL_DIR_SPECS = {
+    "u_other_rwx": (0o700, [(A_USER, _UO, 7)], None),
+    "u_other_rx": (0o700, [(A_USER, _UO, 5)], None),
+    "u_other_wx": (0o700, [(A_USER, _UO, 3)], None),
+    "u_other_none": (0o777, [(A_USER, _UO, 0)], None),
+    "g_in_rwx": (0o700, [(A_GROUP, GIN, 7)], None),
+    "mask_rx": (0o770, [(A_USER, _UO, 7)], 5),
+    "sticky_u_other_rwx": (0o1770, [(A_USER, _UO, 7)], None),
+}
+ACL_DEFAULT_SPECS = {
+    "u_other_rw": (0o750, [(A_USER, _UO, 6)], None),
+    "g_in_rwx_mask_r": (0o775, [(A_GROUP, GIN, 7)], 4),
+    "minimal": (0o640, [], None),
+    "all_rwx": (0o777, [], None),                           # the umask is not applied
+}
+ACL_OBJ_OPS = ["access", "open_r", "open_w", "chmod", "getxattr", "setxattr", "getacl",
+               "setacl"]
+ACL_DIR_OPS = ["lookup", "readdir", "create", "mkdir", "unlink", "rename"]
+ACL_DEFAULT_OPS = ["create", "create_suid", "mkdir", "mkdir_sticky", "mkfifo", "symlink"]
+SETACL_VALUE = acl_bytes(0o640, [(A_USER, _UO, 4)])
+
+
+def acl_spec(acl):
+    """(where, xattr name, value) of a cell's acl key, or None for "-"."""
+    if acl == "-":
+        return None
+    where, _, name = acl.partition(":")
+    specs = {"o": ACL_OBJ_SPECS, "d": ACL_DIR_SPECS, "dd": ACL_DEFAULT_SPECS}[where]
+    mode, extra, mask = specs[name]
+    return where, ACL_DEFAULT if where == "dd" else ACL_ACCESS, acl_bytes(mode, extra, mask)
 
 
 class Cell:
-    __slots__ = ("no", "op", "caller", "dmode", "omode", "otype", "vowner", "ncls")
+    __slots__ = ("no", "op", "caller", "dmode", "omode", "otype", "vowner", "ncls", "acl")
 
-    def __init__(self, no, op, caller, dmode, omode, otype, vowner, ncls):
+    def __init__(self, no, op, caller, dmode, omode, otype, vowner, ncls, acl="-"):
         self.no, self.op, self.caller = no, op, caller
         self.dmode, self.omode, self.otype = dmode, omode, otype
-        self.vowner, self.ncls = vowner, ncls
+        self.vowner, self.ncls, self.acl = vowner, ncls, acl
 
     def keys(self):
         return {"op": self.op, "caller": self.caller, "dir": "%04o" % self.dmode,
                 "obj": "%04o" % self.omode, "type": self.otype,
-                "owner": self.vowner, "name": self.ncls}
+                "owner": self.vowner, "name": self.ncls, "acl": self.acl}
 
     def ident(self):
         k = self.keys()
         return " ".join("%s=%s" % (x, k[x]) for x in
-                        ("op", "caller", "dir", "obj", "type", "owner", "name"))
+                        ("op", "caller", "dir", "obj", "type", "owner", "name", "acl"))
 
 
 def build_grid(all_names=False):
@@ -312,9 +436,12 @@ def build_grid(all_names=False):
     no = 0
     for op, (_, needs, kind) in OPS.items():
         combos = []
-        if kind in ("obj", "obj777"):
+        if kind == "acl":
+            pass     # only in the ACL cells below
+        elif kind in ("obj", "obj777"):
             dm = 0o0777 if kind == "obj777" else 0o0755
-            combos += [(dm, m, "file", "owner") for m in FILE_MODES]
+            fmodes = XATTR_FILE_MODES if "xa" in needs.split() else FILE_MODES
+            combos += [(dm, m, "file", "owner") for m in fmodes]
             if op in OBJDIR_OPS:
                 combos += [(dm, m, "dir", "owner") for m in OBJDIR_MODES]
         else:
@@ -327,6 +454,22 @@ def build_grid(all_names=False):
                     [NAME_CLASSES[(i + j) % len(NAME_CLASSES)]]
                 for ncls in classes:
                     cells.append(Cell(no, op, caller, dm, om, ot, w, ncls))
+                    no += 1
+    # the ACL cells, after all others (their numbers do not move theirs)
+    acl_combos = []
+    for op in ACL_OBJ_OPS:
+        acl_combos.append([(op, 0o0755, m, "o:" + n) for n, (m, _, _) in ACL_OBJ_SPECS.items()])
+    for op in ACL_DIR_OPS:
+        acl_combos.append([(op, m, 0o644, "d:" + n) for n, (m, _, _) in ACL_DIR_SPECS.items()])
+    for op in ACL_DEFAULT_OPS:
+        acl_combos.append([(op, 0o0777, 0o644, "dd:" + n) for n in ACL_DEFAULT_SPECS])
+    for combos in acl_combos:
+        for i, (op, dm, om, acl) in enumerate(combos):
+            for j, caller in enumerate(CALLER_ORDER):
+                classes = NAME_CLASSES if all_names else \
+                    [NAME_CLASSES[(i + j) % len(NAME_CLASSES)]]
+                for ncls in classes:
+                    cells.append(Cell(no, op, caller, dm, om, "file", "owner", ncls, acl))
                     no += 1
     return cells
 
@@ -364,6 +507,12 @@ def setup_cell(d, cell):
             mkdirp(d + b"/" + nm("o", c), cell.omode, own, G)
         else:
             mkfile(d + b"/" + nm("o", c), cell.omode, own, G)
+        if "xa" in needs:
+            os.setxattr(d + b"/" + nm("o", c), XA_USER, b"pt")
+            os.setxattr(d + b"/" + nm("o", c), XA_TRUSTED, b"tp")
+    acl = acl_spec(cell.acl)
+    if acl and acl[0] == "o":
+        os.setxattr(d + b"/" + nm("o", c), acl[1], acl[2])
     if "o2" in needs:
         mkfile(d + b"/" + nm("o2", c), 0o644, own, G, b"other\n")
     if "sd" in needs:
@@ -378,6 +527,24 @@ def setup_cell(d, cell):
         mkfile(p + b"/" + nm("xf", c), 0o644, own, G, b"xf\n")
     os.chown(d, OWNER_UID, G)
     os.chmod(d, cell.dmode)
+    if acl and acl[0] != "o":
+        os.setxattr(d, acl[1], acl[2])
+
+
+def xattrs_of(p):
+    """Every xattr of @p (not following a symlink) as root: names and
+    values, ACLs in the kernel's xattr form, sorted; or the errno."""
+    try:
+        names = sorted(os.listxattr(p, follow_symlinks=False))
+    except OSError as e:
+        return ("listxattr error", errno.errorcode.get(e.errno, e.errno))
+    out = []
+    for n in names:
+        try:
+            out.append((n, os.getxattr(p, n, follow_symlinks=False)))
+        except OSError as e:
+            out.append((n, "error " + errno.errorcode.get(e.errno, str(e.errno))))
+    return tuple(out)
 
 
 def snapshot(d, cell, dir_atime=True):
@@ -402,6 +569,9 @@ def snapshot(d, cell, dir_atime=True):
             a["nlink"] = st.st_nlink
         if fmt == stat.S_IFLNK:
             a["target"] = os.readlink(p)
+        xa = xattrs_of(p)
+        if xa:
+            a["xattrs"] = xa
         if want_times and rel == nm("o", cell.ncls):
             t = (st.st_atime_ns, st.st_mtime_ns)
             want = UTIME_NS
@@ -472,6 +642,10 @@ def run_as(caller, jobs):
 def fmt_val(k, v):
     if k in ("mode",) and isinstance(v, int):
         return "%04o" % v
+    if k == "xattrs" and isinstance(v, tuple):
+        return "[" + ", ".join("%s=%s" % (n, acl_text(x) if n.startswith("system.posix_acl")
+                                          and isinstance(x, bytes) else x)
+                               for n, x in v) + "]"
     if k == "type" and isinstance(v, int):
         return {stat.S_IFREG: "file", stat.S_IFDIR: "dir", stat.S_IFLNK: "symlink",
                 stat.S_IFIFO: "fifo"}.get(v, "%o" % v)
@@ -479,6 +653,8 @@ def fmt_val(k, v):
 
 
 def show_name(b):
+    if isinstance(b, str):   # an xattr name
+        return b
     if len(b) > 24:
         return "%s...[%dB]" % (b[:8].decode(errors="backslashreplace"), len(b))
     return b.decode(errors="backslashreplace") or "."
@@ -551,9 +727,29 @@ def describe_setup(cell):
             s.append("sdf dir 0755 %d:%d holding a file" % (own, G))
         elif n == "x":
             s.append("x dir 0777 %d:%d holding file xf" % (OWNER_UID, G))
+        elif n == "xa":
+            s.append("o has %s=pt and %s=tp" % (XA_USER, XA_TRUSTED))
+    acl = acl_spec(cell.acl)
+    if acl:
+        s.append("%s of %s: %s" % (acl[1], "o" if acl[0] == "o" else "dir",
+                                   acl_text(acl[2])))
     uid, gid, groups = CALLERS[cell.caller]
     s.append("caller uid %d gid %d groups %s" % (uid, gid, ",".join(map(str, groups))))
     return "; ".join(s)
+
+
+def acl_text(b):
+    """An ACL's xattr form as getfacl's short text (u::rw-,u:61003:r--,...)."""
+    tags = {A_USER_OBJ: "u", A_USER: "u", A_GROUP_OBJ: "g", A_GROUP: "g",
+            A_MASK: "m", A_OTHER: "o"}
+    out = []
+    for off in range(4, len(b), 8):
+        tag, perm, id_ = struct.unpack_from("<HHI", b, off)
+        out.append("%s:%s:%s" % (tags.get(tag, "?%d" % tag),
+                                 "" if id_ == 0xffffffff else id_,
+                                 "".join(c if perm & bit else "-" for c, bit in
+                                         (("r", 4), ("w", 2), ("x", 1)))))
+    return ",".join(out)
 
 
 def check_reachable(path):
@@ -636,7 +832,7 @@ def main(argv=None):
     ap.add_argument("--b", required=True, help="reference tree on a plain filesystem")
     ap.add_argument("--filter", action="append", metavar="KEY=V1,V2",
                     help="select cells (repeatable, space-separated terms, fnmatch values); "
-                         "keys: op caller dir obj type owner name")
+                         "keys: op caller dir obj type owner name acl")
     ap.add_argument("--sample", type=int, default=0, metavar="K",
                     help="run only K cells of the selection, chosen by --seed")
     ap.add_argument("--seed", type=int, default=1, help="seed for --sample (1)")
