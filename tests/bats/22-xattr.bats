@@ -852,6 +852,26 @@ PY
 	[ "$(nxt try set "$M/f644" user.c 02)" = EACCES ]
 }
 
+@test "trusted.* for other users (allow_other): hidden from their listxattr and getfattr -d, refused to get and set, as on ext4" {
+	umount_vol "$M"
+	chmod 755 "$T"
+	mount_vol "$C" "$M" -o allow_other
+	chmod 755 "$M" "$R"
+	both sh -c 'echo x >f; chmod 644 f; setfattr -n user.u -v 1 f; setfattr -n trusted.t -v 2 f
+		mkdir d; setfattr -n trusted.t -v 3 d; ln -s f l; setfattr -h -n trusted.t -v 4 l'
+	for o in f d l; do
+		same nxt try list "$o"
+		same nxt try get "$o" trusted.t
+		same nxt try set "$o" trusted.n 01
+	done
+	same nob getfattr -h -d -m - f d l
+	# ext4 (fs/ext4/xattr_trusted.c: listed only with CAP_SYS_ADMIN)
+	[ "$(nxt try list "$R/f")" = "ok user.u" ]
+	[ "$(nxt try list "$M/f")" = "ok user.u" ]
+	# root sees them
+	[ "$(xt try list "$M/f")" = "ok trusted.t,user.u" ]
+}
+
 # ---- copying into the mount ------------------------------------------------------
 
 @test "rsync -aX, rsync -aHSXA, cp -a and tar --xattrs --acls INTO the mount: every xattr and ACL arrives, rsync exits 0" {
