@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# Extended attributes and POSIX ACLs through a forward mount (issue 17),
+# Extended attributes and POSIX ACLs through a forward mount (issue 17,
+# ACLs with -o acl),
 # compared with a plain reference directory $R next to the cipher
 # directory on the same lower filesystem, wherever they should behave
 # alike. $T is under /tmp, which is ext4 with 4 KiB blocks here (the
@@ -17,10 +18,18 @@
 load helpers
 load fs_helpers
 
+# A fresh volume $C mounted on $M with -o acl (POSIX ACLs are opt-in),
+# an empty reference directory $R. Every mount here passes -o acl but
+# the test of the default (noacl).
 setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (trusted.*, mknod, other uids)"
 	common_setup
-	vol_setup
+	C=$T/c
+	M=$T/m
+	R=$T/ref
+	mkdir -p "$R"
+	mkvol "$C"
+	mount_vol "$C" "$M" -o acl
 	XT="$BATS_TEST_DIRNAME/xattr_tool.py"
 }
 
@@ -271,7 +280,7 @@ populate() {
 	same xt probe f user.a
 	[ "$(xt names "$M/f" | wc -l)" -eq $((${#names[@]} + 1)) ]
 	xt names "$M/f" | grep -qx system.posix_acl_access
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	same xt names f
 	same xt names d
 	same xt dump .
@@ -344,7 +353,7 @@ populate() {
 	[ "$(xt try set "$M/g" user.a n:2000:4)" = ok ]
 	[ "$(xt try set "$M/g" user.b n:2000:5)" = ENOSPC ]
 	[ "$(xt names "$M/g")" = user.a ]
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	[ "$(xt try get "$M/f" user.v | cut -d' ' -f1-2)" = "ok 3976" ]
 	[ "$(xt names "$M/g")" = user.a ]
 }
@@ -380,7 +389,7 @@ populate() {
 	# a value of 12 bytes is stored in 28 (0x + 56 hex digits)
 	v=${a#*=}
 	[ "${#v}" -eq $((2 + 2 * (12 + 16))) ]
-	mount_vol "$C" "$M"
+	mount_vol "$C" "$M" -o acl
 	a2=$(lower_xattrs "$M/f" | grep '^user\.')
 	b2=$(lower_xattrs "$M/f2" | grep '^user\.')
 	[ "$a2" = "$b2" ]
@@ -441,11 +450,11 @@ populate() {
 	sn=$(getfattr -d -m '^user\.xtsfs\.' --absolute-names "$lo" | grep '^user\.xtsfs\.' | cut -d= -f1)
 	sv=$(getfattr -d -m '^user\.xtsfs\.' -e hex --absolute-names "$lg" | grep '^user\.xtsfs\.' | cut -d= -f2)
 	setfattr -n "$sn" -v "$sv" "$lo"
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	[ "$(xt try get "$M/f" user.more)" = EIO ]
 	# a stored name that is marked but does not decrypt: not shown
 	setfattr -n user.xtsfs.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA -v 0x00 "$lo"
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	[ "$(xt names "$M/f")" = user.more ]
 }
 
@@ -453,7 +462,7 @@ populate() {
 	umount_vol "$M"
 	rm -rf "$C"
 	mkvol "$C" --plaintext-names
-	mount_vol "$C" "$M"
+	mount_vol "$C" "$M" -o acl
 	echo x >"$M/f"
 	setfattr -n user.qzxname -v qzxvalue "$M/f"
 	[ "$(getfattr --only-values -n user.qzxname "$M/f")" = qzxvalue ]
@@ -481,7 +490,7 @@ populate() {
 	done
 	same xt dump w
 	same tree_acls w
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	same xt dump w
 	[ "$(xt names "$M/w/link" | tr '\n' ' ')" = "system.posix_acl_access user.a user.b user.c " ]
 	# a file unlinked while open keeps its xattrs through the descriptor
@@ -501,7 +510,7 @@ PY
 	# the mount's root directory is an object like any other
 	setfattr -n user.root -v r "$M"
 	setfattr -n trusted.root -v t "$M"
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	[ "$(getfattr --only-values -n user.root "$M")" = r ]
 	[ "$(getfattr --only-values -n trusted.root "$M")" = t ]
 }
@@ -510,7 +519,7 @@ PY
 	populate "$M/w"
 	xdump "$M/w" >"$T/before"
 	(cd "$M/w" && tree_acls .) >"$T/acl.before"
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	diff -u "$T/before" <(xdump "$M/w")
 	diff -u "$T/acl.before" <(cd "$M/w" && tree_acls .)
 	# and equal to what ext4 keeps of the same commands
@@ -526,7 +535,7 @@ PY
 # as $M/w showed it ($T/expect.*); unmounts it again.
 check_copy() {
 	local dir=$1
-	mount_vol "$dir" "$T/m2"
+	mount_vol "$dir" "$T/m2" -o acl
 	diff -u "$T/expect.x" <(xdump "$T/m2/w")
 	diff -u "$T/expect.acl" <(cd "$T/m2/w" && tree_acls .)
 	diff -u "$T/expect.modes" <(cd "$T/m2/w" && tree_modes .)
@@ -609,7 +618,7 @@ mk_tmpfs() {
 	umount_vol "$M"
 	mk_xfs "$T/xfs"
 	mkvol "$T/xfs/c"
-	mount_vol "$T/xfs/c" "$T/xm"
+	mount_vol "$T/xfs/c" "$T/xm" -o acl
 	mkdir "$T/xfs/ref"
 	touch "$T/xm/f" "$T/xfs/ref/f"
 	[ "$(xt try set "$T/xm/f" user.big n:65520:9)" = ok ]
@@ -619,7 +628,7 @@ mk_tmpfs() {
 	[ "$(xt try set "$T/xfs/ref/f" user.big n:65520:9)" = ok ]
 	[ "$(xt try get "$T/xm/f" user.big)" = "$(xt try get "$T/xfs/ref/f" user.big)" ]
 	umount_vol "$T/xm"
-	mount_vol "$T/xfs/c" "$T/xm"
+	mount_vol "$T/xfs/c" "$T/xm" -o acl
 	[ "$(xt try get "$T/xm/f" user.big)" = "$(xt try get "$T/xfs/ref/f" user.big)" ]
 	[ "$(xt try get "$T/xm/f" trusted.big | cut -d' ' -f1-2)" = "ok 65520" ]
 }
@@ -629,7 +638,7 @@ mk_tmpfs() {
 	umount_vol "$M"
 	mk_xfs "$T/xfs"
 	mkvol "$T/xfs/c"
-	mount_vol "$T/xfs/c" "$T/xm"
+	mount_vol "$T/xfs/c" "$T/xm" -o acl
 	mkdir "$T/xfs/ref"
 	touch "$T/xm/f" "$T/xfs/ref/f"
 	# 300 names of 164 bytes (+ NUL): 49,500 bytes of list, under
@@ -668,6 +677,38 @@ PY
 
 # ---- ACLs ----------------------------------------------------------------------
 
+@test "without -o acl (the default): user.* and trusted.* work, ACLs are refused and not shown, the umask applies, lower ACLs survive" {
+	echo x >"$M/f"
+	mkdir "$M/d"
+	setfacl -m u:65534:rw "$M/f"
+	setfacl -d -m u:65534:rx "$M/d"
+	setfattr -n user.a -v 1 "$M/f"
+	remount "$C" "$M"
+	# the default mount: no ACLs
+	[ "$(xt names "$M/f")" = user.a ]
+	[ "$(xt names "$M/d")" = "" ]
+	[ "$(xt try get "$M/f" system.posix_acl_access)" = ENOTSUP ]
+	[ "$(xt try get "$M/d" system.posix_acl_default)" = ENOTSUP ]
+	run setfacl -m u:65534:r "$M/f"
+	[ "$status" -ne 0 ]
+	[[ $output == *"Operation not supported"* ]]
+	[ "$(xt try remove "$M/f" system.posix_acl_access)" = ENOTSUP ]
+	setfattr -n user.b -v 2 "$M/f"
+	setfattr -n trusted.c -v 3 "$M/f"
+	[ "$(xt names "$M/f" | tr '\n' ' ')" = "trusted.c user.a user.b " ]
+	# the umask is the kernel's again: modes as on ext4 (no ACLs there)
+	for u in 000 002 077; do
+		# shellcheck disable=SC2016
+		both sh -c 'umask "$1"; mkdir w$1; touch w$1/f; mkdir w$1/d; mkfifo w$1/p' sh "$u"
+		same tree_modes "w$u"
+	done
+	# the lower ACLs were left alone: there again with -o acl
+	remount "$C" "$M" -o acl
+	getfacl -n "$M/f" | grep -qx 'user:65534:rw-'
+	getfacl -n "$M/d" | grep -qx 'default:user:65534:r-x'
+	[ "$(xt names "$M/f" | tr '\n' ' ')" = "system.posix_acl_access trusted.c user.a user.b " ]
+}
+
 @test "setfacl and getfacl on a file and a directory as on ext4; chmod afterwards updates the mask as on ext4" {
 	for d in "$R" "$M"; do
 		echo x >"$d/f"
@@ -688,7 +729,7 @@ PY
 	done
 	# an ACL set through the mount is the lower's, after a remount too
 	same setfacl -m u:65534:r,g:65534:rw f
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	same getfacl -n f d
 	same stat -c '%a %n' f d
 	# setfacl --restore of the ref's dump
@@ -720,7 +761,7 @@ PY
 	same tree_acls w2
 	same tree_modes w
 	same tree_modes w2
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	same tree_acls w
 	same tree_modes w2
 	# the inherited entry is really there
@@ -755,7 +796,7 @@ PY
 @test "ACLs are enforced for other users (allow_other): a named-user entry grants and denies, the mask limits, as on ext4" {
 	umount_vol "$M"
 	chmod 755 "$T"
-	mount_vol "$C" "$M" -o allow_other
+	mount_vol "$C" "$M" -o allow_other,acl
 	chmod 755 "$M" "$R"
 	both sh -c 'echo secret >s; chmod 600 s; setfacl -m u:65534:r s'
 	# root's 0600 file with u:65534:r: readable by nobody, not writable
@@ -827,7 +868,7 @@ PY
 @test "user.* xattrs for other users (allow_other): write permission on the file is needed, reading needs read, as on ext4" {
 	umount_vol "$M"
 	chmod 755 "$T"
-	mount_vol "$C" "$M" -o allow_other
+	mount_vol "$C" "$M" -o allow_other,acl
 	chmod 755 "$M" "$R"
 	# shellcheck disable=SC2016
 	both sh -c 'for m in 600 644 666 604 606; do echo x >f$m; chmod $m f$m; setfattr -n user.a -v 1 f$m; done
@@ -855,7 +896,7 @@ PY
 @test "trusted.* for other users (allow_other): hidden from their listxattr and getfattr -d, refused to get and set, as on ext4" {
 	umount_vol "$M"
 	chmod 755 "$T"
-	mount_vol "$C" "$M" -o allow_other
+	mount_vol "$C" "$M" -o allow_other,acl
 	chmod 755 "$M" "$R"
 	both sh -c 'echo x >f; chmod 644 f; setfattr -n user.u -v 1 f; setfattr -n trusted.t -v 2 f
 		mkdir d; setfattr -n trusted.t -v 3 d; ln -s f l; setfattr -h -n trusted.t -v 4 l'
@@ -906,7 +947,7 @@ PY
 	[ -z "$output" ]
 	same_trees "$T/src" "$M/tar"
 	# what the mount was given, it keeps
-	remount "$C" "$M"
+	remount "$C" "$M" -o acl
 	same_trees "$T/src" "$M/rs"
 	same_trees "$T/src" "$M/cp"
 	same_trees "$T/src" "$M/tar"
