@@ -838,6 +838,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1, help="seed for --sample (1)")
     ap.add_argument("--all-names", action="store_true",
                     help="every cell in all three name classes (3x the cells)")
+    ap.add_argument("--no-acl", action="store_true",
+                    help="leave out the ACL cells (for a tree without POSIX ACLs, "
+                         "such as an xtsfs mount without -o acl)")
     ap.add_argument("--batch", type=int, default=1500, help="cells per batch (1500)")
     ap.add_argument("--remount-cmd", metavar="CMD",
                     help="shell command that unmounts and remounts A; run after each "
@@ -851,7 +854,8 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print every cell and its result")
     a = ap.parse_args(argv)
     flt = parse_filters(a.filter, ap)
-    cells = [c for c in build_grid(a.all_names) if selected(c, flt)]
+    cells = [c for c in build_grid(a.all_names) if selected(c, flt)
+             and not (a.no_acl and c.acl != "-")]
     if a.sample and a.sample < len(cells):
         cells = sorted(random.Random(a.seed).sample(cells, a.sample), key=lambda c: c.no)
     if a.list:
