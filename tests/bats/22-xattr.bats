@@ -572,6 +572,27 @@ save_expect() {
 	[ -z "$(rsync -aHSXAi "$C/" "$T/c-rsync/")" ]
 }
 
+@test "tar --xattrs --acls of a cipher directory, extracted without --xattrs-include: trusted.* lost (GNU tar restores user.* only), as for a plain tree" {
+	populate "$M/w"
+	umount_vol "$M"
+	tar --xattrs --acls -cpf "$T/c.tar" -C "$C" .
+	mkdir "$T/c-tar"
+	tar --xattrs --acls -xpf "$T/c.tar" -C "$T/c-tar"
+	mount_vol "$T/c-tar" "$T/m2" -o acl
+	# user.* and the ACLs are there, trusted.* are not
+	[ "$(getfattr --only-values -n user.plain "$T/m2/w/f")" = hello ]
+	getfacl -n "$T/m2/w/f" | grep -qx 'user:65534:rw-'
+	[ "$(xt try get "$T/m2/w/f" trusted.t)" = ENODATA ]
+	[ "$(xt try get "$T/m2/w/l" trusted.link)" = ENODATA ]
+	# the same for the plain tree
+	populate "$R/w"
+	tar --xattrs --acls -cpf "$T/r.tar" -C "$R" w
+	mkdir "$T/r-tar"
+	tar --xattrs --acls -xpf "$T/r.tar" -C "$T/r-tar"
+	[ "$(xt try get "$T/r-tar/w/f" trusted.t)" = ENODATA ]
+	[ "$(getfattr --only-values -n user.plain "$T/r-tar/w/f")" = hello ]
+}
+
 # mk_xfs DIR: an XFS loop image mounted on DIR (teardown unmounts it).
 mk_xfs() {
 	truncate -s 320M "$T/xfs.img"
