@@ -215,7 +215,7 @@ static void rev_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char *buf = glue_xattr_buf(size);
 	ssize_t n = size && !buf ? -ENOMEM :
 		    rfs_listxattr(rfs_of(req), rinode_of(rfs_of(req), ino),
-				  buf, size);
+				  fuse_req_ctx(req)->uid == 0, buf, size);
 
 	glue_reply_xattr(req, n, buf, size);
 }

@@ -144,9 +144,10 @@ ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
 
 /*
  * rfs_listxattr() - the stored names of @in's user.* and trusted.*
- * xattrs, with listxattr(2)'s size rules.
+ * xattrs (trusted.* only if the caller is @root), with listxattr(2)'s
+ * size rules.
  */
-ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, char *out,
-		      size_t size);
+ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, bool root,
+		      char *out, size_t size);
 
 #endif /* XTSFS_RVIEW_H */

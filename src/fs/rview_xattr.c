@@ -55,26 +55,41 @@ ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
 }
 
 /* see rview.h */
-ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, char *out,
-		      size_t size)
+ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, bool root,
+		      char *out, size_t size)
 {
 	struct xattr_list_stats st = { 0 };
-	char path[64], *buf;
+	char path[64], *buf, *stored;
 	ssize_t n;
 
 	if (in->node.kind != R_REAL)
 		return 0;
-	buf = (char *)scratch_get(SCRATCH_XATTR, XTSFS_XATTR_KERNEL_LIST_MAX);
+	buf = (char *)scratch_get(SCRATCH_XATTR,
+				  2 * XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (!buf)
 		return -ENOMEM;
+	stored = buf + XTSFS_XATTR_KERNEL_LIST_MAX;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
 	n = listxattr(path, buf, XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (n < 0)
 		return errno == ENOTSUP ? 0 : -errno;
-	n = xattr_list_enc(fs->xattr_names, buf, (size_t)n, out, size, 0, &st);
+	/* stored names are longer: the list may pass XATTR_LIST_MAX (E2BIG) */
+	n = xattr_list_enc(fs->xattr_names, buf, (size_t)n, stored,
+			   XTSFS_XATTR_KERNEL_LIST_MAX, 0, &st);
 	if (st.toolong)
 		xlog(fs->mountpoint, LOG_WARNING, "object (inode %llu): %zu "
 		     "extended attribute names too long to be stored; not "
 		     "shown", (unsigned long long)in->node.k2, st.toolong);
+	if (n == -ERANGE)
+		return -E2BIG;
+	if (n < 0)
+		return n;
+	/* Linux lists trusted.* only to CAP_SYS_ADMIN */
+	if (!root)
+		n = (ssize_t)xattr_list_drop(stored, (size_t)n, XATTR_NS_TRUSTED);
+	if (size && (size_t)n > size)
+		return -ERANGE;
+	if (size)
+		memcpy(out, stored, (size_t)n);
 	return n;
 }

@@ -371,3 +371,21 @@ ssize_t xattr_list_enc(const struct names_ctx *ctx, const char *plain,
 	return list_convert(ctx, false, plain, plainlen, out, outsize, pass,
 			    st);
 }
+
+/* see xattr.h */
+size_t xattr_list_drop(char *list, size_t len, enum xattr_ns ns)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		size_t n = strnlen(list + in, len - in);
+
+		n += n < len - in; /* its NUL, if it has one */
+		if (xattr_namespace(list + in) != ns) {
+			memmove(list + out, list + in, n);
+			out += n;
+		}
+		in += n;
+	}
+	return out;
+}

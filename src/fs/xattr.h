@@ -271,4 +271,11 @@ ssize_t xattr_list_enc(const struct names_ctx *ctx, const char *plain,
 		       size_t plainlen, char *out, size_t outsize,
 		       unsigned pass, struct xattr_list_stats *st);
 
+/*
+ * xattr_list_drop() - remove the names of namespace @ns from list @list
+ * (@len bytes, as listxattr gives it; the names are NUL-terminated), in
+ * place. Return: the new length.
+ */
+size_t xattr_list_drop(char *list, size_t len, enum xattr_ns ns);
+
 #endif /* XTSFS_XATTR_H */

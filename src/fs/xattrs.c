@@ -159,27 +159,6 @@ int xm_removexattr(struct xmount *m, struct xnode *in, const char *name)
 	return removexattr(path, lower) ? -errno : 0;
 }
 
-/*
- * Drop trusted.* names from plaintext list @list (@len bytes) in place:
- * Linux lists them only to CAP_SYS_ADMIN (ext4's xattr_trusted.c).
- * Return: the new length.
- */
-static size_t drop_trusted(char *list, size_t len)
-{
-	size_t in = 0, out = 0;
-
-	while (in < len) {
-		size_t n = strlen(list + in) + 1;
-
-		if (xattr_namespace(list + in) != XATTR_NS_TRUSTED) {
-			memmove(list + out, list + in, n);
-			out += n;
-		}
-		in += n;
-	}
-	return out;
-}
-
 /* see mount.h */
 ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
 		     struct xnode *in, char *out, size_t size)
@@ -208,8 +187,9 @@ ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
 		       "shown", (unsigned long long)in->node.k2, st.corrupt);
 	if (n < 0)
 		return n;
+	/* Linux lists trusted.* only to CAP_SYS_ADMIN (ext4's xattr_trusted.c) */
 	if (who->uid != 0)
-		n = (ssize_t)drop_trusted(plain, (size_t)n);
+		n = (ssize_t)xattr_list_drop(plain, (size_t)n, XATTR_NS_TRUSTED);
 	if (size && (size_t)n > size)
 		return -ERANGE;
 	if (size)

@@ -699,6 +699,28 @@ static void test_lists(void)
 	printf("lists: %s\n", test_failures == before ? "ok" : "FAILED");
 }
 
+/* xattr_list_drop(): one namespace out, order and the rest kept. */
+static void test_list_drop(void)
+{
+	static const char in[] = "user.a\0trusted.b\0user.c\0trusted.\0"
+				 "security.d";
+	char buf[sizeof(in)];
+	size_t n;
+
+	memcpy(buf, in, sizeof(in));
+	n = xattr_list_drop(buf, sizeof(in), XATTR_NS_TRUSTED);
+	CHECK(n == 25 && !memcmp(buf, "user.a\0user.c\0security.d", 25),
+	      "drop trusted: %zu", n);
+	memcpy(buf, in, sizeof(in));
+	n = xattr_list_drop(buf, sizeof(in), XATTR_NS_SYSTEM);
+	CHECK(n == sizeof(in) && !memcmp(buf, in, n), "drop none: %zu", n);
+	/* a last name without its NUL stays as it is */
+	memcpy(buf, "trusted.x\0user.y", 16);
+	n = xattr_list_drop(buf, 16, XATTR_NS_TRUSTED);
+	CHECK(n == 6 && !memcmp(buf, "user.y", 6), "unterminated: %zu", n);
+	CHECK(xattr_list_drop(buf, 0, XATTR_NS_USER) == 0, "empty");
+}
+
 int main(void)
 {
 	uint8_t other[64];
@@ -722,6 +744,7 @@ int main(void)
 	test_name_bad();
 	test_values();
 	test_lists();
+	test_list_drop();
 	names_ctx_free(ctx);
 	names_ctx_free(other_ctx);
 	if (test_failures) {
