@@ -754,7 +754,8 @@ void vol_close(struct vol *v)
 	v->keys = NULL;
 }
 
-static int hexval(char c)
+/* see volume.h */
+int vol_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -772,7 +773,7 @@ int vol_key_parse(struct vol_keys *out, const char *text, size_t len)
 	size_t nibbles = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		int v = hexval(text[i]);
+		int v = vol_hexval(text[i]);
 
 		if (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
 		    text[i] == '\r' || text[i] == '-')

@@ -255,6 +255,9 @@ int vol_key_parse(struct vol_keys *out, const char *text, size_t len);
 #define VOL_KEY_TEXT_SIZE 400
 void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys);
 
+/* vol_hexval() - the value of hex digit @c (either case), or -1. */
+int vol_hexval(int c);
+
 /* vol_file_name() - the header file of @h (h->file or the default). */
 static inline const char *vol_file_name(const struct vol_header *h)
 {

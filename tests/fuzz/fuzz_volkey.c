@@ -14,17 +14,6 @@
 #include "fuzz_common.h"
 #include "volume.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct vol_keys k, k2;
@@ -38,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 4095)
 		return 0;
 	for (size_t i = 0; i < size && ok; i++) {
-		int v = hexval(s[i]);
+		int v = vol_hexval(s[i]);
 
 		if (strchr(" \n\t\r-", s[i]) && s[i])
 			continue;

@@ -27,17 +27,6 @@
 static uint8_t val[XTSFS_XATTR_KERNEL_SIZE_MAX];
 static uint8_t stored[XTSFS_XATTR_KERNEL_SIZE_MAX];
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* VALUE as bytes into val; its length, or -1 */
 static long parse_value(const char *s)
 {
@@ -54,7 +43,7 @@ static long parse_value(const char *s)
 	if (n % 2 || n / 2 > sizeof(val))
 		return -1;
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+		int hi = vol_hexval(s[2 * i]), lo = vol_hexval(s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;
