@@ -637,7 +637,9 @@ mk_tmpfs() {
 	check_copy "$T/c-back2"
 }
 
-@test "on XFS, 65520-byte values work and 65521 give E2BIG (FORMAT 6.3: XFS takes 64 KiB)" {
+# xfs_volume: instead of $M, a volume on an XFS loop image mounted on
+# $T/xm, with a file f there and in a reference directory $T/xfs/ref
+xfs_volume() {
 	command -v mkfs.xfs
 	umount_vol "$M"
 	mk_xfs "$T/xfs"
@@ -645,6 +647,10 @@ mk_tmpfs() {
 	mount_vol "$T/xfs/c" "$T/xm" -o acl
 	mkdir "$T/xfs/ref"
 	touch "$T/xm/f" "$T/xfs/ref/f"
+}
+
+@test "on XFS, 65520-byte values work and 65521 give E2BIG (FORMAT 6.3: XFS takes 64 KiB)" {
+	xfs_volume
 	[ "$(xt try set "$T/xm/f" user.big n:65520:9)" = ok ]
 	[ "$(xt try set "$T/xm/f" trusted.big n:65520:10)" = ok ]
 	[ "$(xt try set "$T/xm/f" user.big2 n:65521:9)" = E2BIG ]
@@ -658,13 +664,7 @@ mk_tmpfs() {
 }
 
 @test "on XFS, an object whose plaintext xattr list fits in 64 KiB stays listable (or its setxattr is refused), on the mount and below" {
-	command -v mkfs.xfs
-	umount_vol "$M"
-	mk_xfs "$T/xfs"
-	mkvol "$T/xfs/c"
-	mount_vol "$T/xfs/c" "$T/xm" -o acl
-	mkdir "$T/xfs/ref"
-	touch "$T/xm/f" "$T/xfs/ref/f"
+	xfs_volume
 	# 300 names of 164 bytes (+ NUL): 49,500 bytes of list, under
 	# Linux's XATTR_LIST_MAX of 65536; stored, each name is 246 bytes
 	"$PY" - "$T/xm/f" "$T/xfs/ref/f" >"$T/out" <<'PY'
