@@ -995,3 +995,20 @@ PY
 	[ -z "$output" ]
 	same_trees "$T/src" "$T/out3"
 }
+
+@test "a lower filesystem without xattrs (ramfs): the same clean ENOTSUP (EOPNOTSUPP) as natively, and the file is fine" {
+	umount_vol "$M"
+	mkdir "$T/ram"
+	mount -t ramfs ramfs "$T/ram"
+	track_mount "$T/ram"
+	mkvol "$T/ram/c"
+	mount_vol "$T/ram/c" "$T/rm"
+	echo data >"$T/rm/f"
+	echo data >"$T/ram/native"
+	[ "$(xt try set "$T/ram/native" user.a 01)" = ENOTSUP ]
+	[ "$(xt try set "$T/rm/f" user.a 01)" = ENOTSUP ]
+	[ "$(xt try get "$T/rm/f" user.a)" = "$(xt try get "$T/ram/native" user.a)" ]
+	[ "$(xt names "$T/rm/f")" = "$(xt names "$T/ram/native")" ]
+	[ "$(cat "$T/rm/f")" = data ]
+	umount_vol "$T/rm"
+}
