@@ -118,11 +118,11 @@ void own_by_caller(const struct caller *who, int dirfd, const char *stored,
 mode_t create_mode(const struct xmount *m, const struct caller *who,
 		   int dirfd, mode_t mode)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 
 	if (!m->acl || !(mode & who->umask))
 		return mode;
-	proc_path(path, dirfd);
+	dirops_fd_path(path, dirfd);
 	if (getxattr(path, "system.posix_acl_default", NULL, 0) > 0)
 		return mode;
 	return mode & ~who->umask;
@@ -143,7 +143,7 @@ bool kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
 	       gid_t gid)
 {
 	mode_t kill = 0;
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 
 	if (who->uid == 0 || !S_ISREG(mode) ||
 	    !(mode & (S_ISUID | S_ISGID)))
@@ -154,7 +154,7 @@ bool kill_priv(const struct caller *who, const struct xnode *in, mode_t mode,
 		kill |= S_ISGID;
 	if (!kill)
 		return false;
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	return chmod(path, mode & 07777 & ~kill) == 0;
 }
 

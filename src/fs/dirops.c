@@ -60,6 +60,12 @@ int dirops_read_small(int dirfd, const char *name, void *buf, size_t max,
 }
 
 /* see dirops.h */
+void dirops_fd_path(char buf[DIROPS_FD_PATH_SIZE], int fd)
+{
+	snprintf(buf, DIROPS_FD_PATH_SIZE, "/proc/self/fd/%d", fd);
+}
+
+/* see dirops.h */
 int dirops_opendir(int fd, DIR **out)
 {
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -409,13 +415,13 @@ out:
 int dirops_link(const struct dirops *d, int fd, int dirfd,
 		const struct lname *ln)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 	int err = dirops_sidecar_make(d, dirfd, ln);
 
 	if (err)
 		return err;
 	/* /proc/self/fd needs no CAP_DAC_READ_SEARCH, AT_EMPTY_PATH does */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	dirops_fd_path(path, fd);
 	if (linkat(AT_FDCWD, path, dirfd, ln->stored, AT_SYMLINK_FOLLOW) != 0 &&
 	    linkat(fd, "", dirfd, ln->stored, AT_EMPTY_PATH) != 0)
 		return made_nothing(dirfd, ln, -errno);

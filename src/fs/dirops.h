@@ -65,6 +65,16 @@ int dirops_read_small(int dirfd, const char *name, void *buf, size_t max,
 int dirops_opendir(int fd, DIR **out);
 
 /*
+ * dirops_fd_path() - "/proc/self/fd/N" for descriptor @fd: how an O_PATH
+ * descriptor is reopened for real, or named to the calls that take a
+ * path (the *xattr calls, utimensat of a symlink's target, linkat
+ * without CAP_DAC_READ_SEARCH). Following that one link reaches the
+ * object itself, a symlink included.
+ */
+#define DIROPS_FD_PATH_SIZE 32
+void dirops_fd_path(char buf[DIROPS_FD_PATH_SIZE], int fd);
+
+/*
  * dirops_read_dirid() - the dirid of lower directory @dirfd (FORMAT 4.2).
  * Return: 0; -EIO missing or damaged (not exactly 16 bytes, not a file).
  */

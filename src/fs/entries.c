@@ -183,7 +183,7 @@ static int set_size(struct xmount *m, struct xnode *in, struct xhandle *h,
 static int set_times(struct xnode *in, const struct stat *attr, int valid)
 {
 	struct timespec tv[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 
 	if (valid & XM_SET_ATIME_NOW)
 		tv[0].tv_nsec = UTIME_NOW;
@@ -196,7 +196,7 @@ static int set_times(struct xnode *in, const struct stat *attr, int valid)
 	if (utimensat(in->fd, "", tv, AT_EMPTY_PATH) == 0)
 		return 0;
 	/* refused on the O_PATH descriptor: through /proc, as the file */
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	if (in->type == S_IFLNK || utimensat(AT_FDCWD, path, tv, 0) != 0)
 		return -errno;
 	return 0;
@@ -205,13 +205,13 @@ static int set_times(struct xnode *in, const struct stat *attr, int valid)
 static int do_setattr(struct xmount *m, struct xnode *in,
 		      const struct stat *attr, int valid, struct xhandle *h)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 	int err;
 
 	if (valid & XM_SET_MODE) {
 		if (in->type == S_IFLNK)
 			return -EOPNOTSUPP;
-		proc_path(path, in->fd);
+		dirops_fd_path(path, in->fd);
 		if (chmod(path, attr->st_mode & 07777) != 0)
 			return -errno;
 	}

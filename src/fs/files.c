@@ -20,10 +20,10 @@
 /* see mount_int.h */
 int reopen(const struct xnode *in, int flags)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 	int fd;
 
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	fd = open(path, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

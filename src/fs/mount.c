@@ -99,12 +99,6 @@ void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* see mount_int.h */
-void proc_path(char buf[64], int fd)
-{
-	snprintf(buf, 64, "/proc/self/fd/%d", fd);
-}
-
 /* ---- the inode table (itable.h) ------------------------------------------ */
 
 static struct xnode *xnode_of(struct itable_node *n)
@@ -500,10 +494,10 @@ int xm_readlink(struct xmount *m, struct xnode *in, char out[4096])
 /* see mount.h */
 int xm_access(struct xmount *m, struct xnode *in, int mask)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 
 	(void)m;
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	return faccessat(AT_FDCWD, path, mask, 0) ? -errno : 0;
 }
 

@@ -8,9 +8,6 @@
 
 #include "mount.h"
 
-/* /proc/self/fd/N: how an O_PATH descriptor is reopened for real. */
-void proc_path(char buf[64], int fd);
-
 /* ---- mount.c ---- */
 
 /* One more reference to @in, which the caller holds one on already. */

@@ -17,12 +17,13 @@
 #include <unistd.h>
 
 #include "content.h"
-#include "scratch.h"
+#include "dirops.h"
 #include "fileheader.h"
 #include "layout.h"
 #include "log.h"
 #include "rview.h"
 #include "rview_priv.h"
+#include "scratch.h"
 
 #define H FILEHDR_SIZE     /* shorthands for buffer sizes; offsets: layout.h */
 #define U LAYOUT_UNIT_SIZE
@@ -31,7 +32,7 @@
 int rfs_open(struct rfs *fs, struct rinode *in, int flags, uint64_t *fh,
 	     bool *fixed)
 {
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 	int fd, err = bdi_tune_once(&fs->readahead);
 
 	if (err)
@@ -46,7 +47,7 @@ int rfs_open(struct rfs *fs, struct rinode *in, int flags, uint64_t *fh,
 	}
 	if (in->type != S_IFREG)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
+	dirops_fd_path(path, in->fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;

@@ -9,6 +9,7 @@
  */
 #include "rview_priv.h"
 
+#include "dirops.h"
 #include "log.h"
 #include "scratch.h"
 #include "xattr.h"
@@ -23,7 +24,7 @@
 ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
 		     void *out, size_t size)
 {
-	char plain[XTSFS_XATTR_NAME_BUF], path[64];
+	char plain[XTSFS_XATTR_NAME_BUF], path[DIROPS_FD_PATH_SIZE];
 	uint8_t *buf, *val;
 	ssize_t n, m;
 
@@ -34,7 +35,7 @@ ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
 	if (!buf)
 		return -ENOMEM;
 	val = buf + XTSFS_XATTR_KERNEL_SIZE_MAX;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
+	dirops_fd_path(path, in->fd);
 	n = getxattr(path, plain, val, XTSFS_XATTR_KERNEL_SIZE_MAX);
 	if (n < 0)
 		return -errno;
@@ -59,7 +60,7 @@ ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, bool root,
 		      char *out, size_t size)
 {
 	struct xattr_list_stats st = { 0 };
-	char path[64], *buf, *stored;
+	char path[DIROPS_FD_PATH_SIZE], *buf, *stored;
 	ssize_t n;
 
 	if (in->node.kind != R_REAL)
@@ -69,7 +70,7 @@ ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, bool root,
 	if (!buf)
 		return -ENOMEM;
 	stored = buf + XTSFS_XATTR_KERNEL_LIST_MAX;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", in->fd);
+	dirops_fd_path(path, in->fd);
 	n = listxattr(path, buf, XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (n < 0)
 		return errno == ENOTSUP ? 0 : -errno;

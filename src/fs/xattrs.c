@@ -91,7 +91,7 @@ static int list_has_room(const char *path, const char *lower)
 ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
 		    void *out, size_t size)
 {
-	char lower[XTSFS_XATTR_NAME_BUF], path[64];
+	char lower[XTSFS_XATTR_NAME_BUF], path[DIROPS_FD_PATH_SIZE];
 	uint8_t *buf;
 	bool enc;
 	ssize_t n;
@@ -99,7 +99,7 @@ ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
 
 	if (err)
 		return err;
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	if (!enc) {
 		n = getxattr(path, lower, out, size);
 		return n < 0 ? -errno : n;
@@ -122,7 +122,7 @@ ssize_t xm_getxattr(struct xmount *m, struct xnode *in, const char *name,
 int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
 		const void *val, size_t size, int flags)
 {
-	char lower[XTSFS_XATTR_NAME_BUF], path[64];
+	char lower[XTSFS_XATTR_NAME_BUF], path[DIROPS_FD_PATH_SIZE];
 	uint8_t *buf;
 	bool enc;
 	ssize_t n;
@@ -130,7 +130,7 @@ int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
 
 	if (err)
 		return err;
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	if (!enc)
 		return setxattr(path, lower, val, size, flags) ? -errno : 0;
 	err = list_has_room(path, lower);
@@ -149,13 +149,13 @@ int xm_setxattr(struct xmount *m, struct xnode *in, const char *name,
 /* see mount.h */
 int xm_removexattr(struct xmount *m, struct xnode *in, const char *name)
 {
-	char lower[XTSFS_XATTR_NAME_BUF], path[64];
+	char lower[XTSFS_XATTR_NAME_BUF], path[DIROPS_FD_PATH_SIZE];
 	bool enc;
 	int err = absent_name(lower_name(m, name, lower, &enc), name);
 
 	if (err)
 		return err;
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	return removexattr(path, lower) ? -errno : 0;
 }
 
@@ -164,11 +164,11 @@ ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
 		     struct xnode *in, char *out, size_t size)
 {
 	struct xattr_list_stats st = { 0 };
-	char path[64];
+	char path[DIROPS_FD_PATH_SIZE];
 	char *buf, *plain;
 	ssize_t n;
 
-	proc_path(path, in->fd);
+	dirops_fd_path(path, in->fd);
 	buf = (char *)scratch_get(SCRATCH_XATTR,
 				  2 * XTSFS_XATTR_KERNEL_LIST_MAX);
 	if (!buf)
