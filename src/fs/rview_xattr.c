@@ -48,11 +48,7 @@ ssize_t rfs_getxattr(struct rfs *fs, struct rinode *in, const char *name,
 		     "not shown", (unsigned long long)in->node.k2, n);
 	if (m < 0)
 		return m == -E2BIG ? -ENODATA : m;
-	if (size && (size_t)m > size)
-		return -ERANGE;
-	if (size)
-		memcpy(out, buf, (size_t)m);
-	return m;
+	return xattr_give(out, size, buf, (size_t)m);
 }
 
 /* see rview.h */
@@ -88,9 +84,5 @@ ssize_t rfs_listxattr(struct rfs *fs, struct rinode *in, bool root,
 	/* Linux lists trusted.* only to CAP_SYS_ADMIN */
 	if (!root)
 		n = (ssize_t)xattr_list_drop(stored, (size_t)n, XATTR_NS_TRUSTED);
-	if (size && (size_t)n > size)
-		return -ERANGE;
-	if (size)
-		memcpy(out, stored, (size_t)n);
-	return n;
+	return xattr_give(out, size, stored, (size_t)n);
 }

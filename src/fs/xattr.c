@@ -389,3 +389,13 @@ size_t xattr_list_drop(char *list, size_t len, enum xattr_ns ns)
 	}
 	return out;
 }
+
+/* see xattr.h */
+ssize_t xattr_give(void *out, size_t size, const void *src, size_t n)
+{
+	if (size && n > size)
+		return -ERANGE;
+	if (size)
+		memcpy(out, src, n);
+	return (ssize_t)n;
+}

@@ -272,6 +272,14 @@ ssize_t xattr_list_enc(const struct names_ctx *ctx, const char *plain,
 		       unsigned pass, struct xattr_list_stats *st);
 
 /*
+ * xattr_give() - hand @n bytes at @src to a getxattr(2) or listxattr(2)
+ * caller with room @size: the count alone for a probe (@size 0),
+ * -ERANGE if @size is too small, else copied to @out. Return: @n or
+ * -ERANGE.
+ */
+ssize_t xattr_give(void *out, size_t size, const void *src, size_t n);
+
+/*
  * xattr_list_drop() - remove the names of namespace @ns from list @list
  * (@len bytes, as listxattr gives it; the names are NUL-terminated), in
  * place. Return: the new length.

@@ -190,9 +190,5 @@ ssize_t xm_listxattr(struct xmount *m, const struct caller *who,
 	/* Linux lists trusted.* only to CAP_SYS_ADMIN (ext4's xattr_trusted.c) */
 	if (who->uid != 0)
 		n = (ssize_t)xattr_list_drop(plain, (size_t)n, XATTR_NS_TRUSTED);
-	if (size && (size_t)n > size)
-		return -ERANGE;
-	if (size)
-		memcpy(out, plain, (size_t)n);
-	return n;
+	return xattr_give(out, size, plain, (size_t)n);
 }

@@ -721,6 +721,19 @@ static void test_list_drop(void)
 	CHECK(xattr_list_drop(buf, 0, XATTR_NS_USER) == 0, "empty");
 }
 
+/* xattr_give(): getxattr's size rules for bytes at hand. */
+static void test_give(void)
+{
+	char out[4] = { 'x', 'x', 'x', 'x' };
+
+	CHECK(xattr_give(NULL, 0, "abc", 3) == 3, "probe");
+	CHECK(xattr_give(out, 2, "abc", 3) == -ERANGE && out[0] == 'x',
+	      "too small: nothing written");
+	CHECK(xattr_give(out, 3, "abc", 3) == 3 && !memcmp(out, "abcx", 4),
+	      "exact");
+	CHECK(xattr_give(out, 4, "", 0) == 0, "empty");
+}
+
 int main(void)
 {
 	uint8_t other[64];
@@ -745,6 +758,7 @@ int main(void)
 	test_values();
 	test_lists();
 	test_list_drop();
+	test_give();
 	names_ctx_free(ctx);
 	names_ctx_free(other_ctx);
 	if (test_failures) {
