@@ -593,6 +593,19 @@ static int serve_loop(const struct opts *o, struct fuse_session *se)
 }
 
 /*
+ * The contents key and the names key of unlocked @v, in locked memory.
+ * The names key is made on plaintext-names volumes too: xattr names are
+ * encrypted even where entry names are not. Return: 0 or -errno.
+ */
+static int make_keys(const struct vol *v, const struct xts_backend *be,
+		     struct xts_ctx **xts, struct names_ctx **names)
+{
+	int rc = xts_ctx_new(xts, be, v->keys->contents);
+
+	return rc ? rc : names_ctx_new(names, v->keys->names);
+}
+
+/*
  * The reverse-mode daemon: takes over the unlocked volume @v (closes it),
  * mounts the read-only view and serves it.
  */
@@ -606,14 +619,10 @@ static int serve_reverse(struct opts *o, int report_fd,
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	char *fsopts = NULL, *mnt_canon = NULL;
+	bool plain_names = v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
-	bool plain_names = v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
-
-	rc = idkey ? xts_ctx_new(&xts, be, v->keys->contents) : -ENOMEM;
-	/* xattr names are encrypted even where entry names are not */
-	if (!rc)
-		rc = names_ctx_new(&names, v->keys->names);
+	rc = idkey ? make_keys(v, be, &xts, &names) : -ENOMEM;
 	if (!rc)
 		aes_cmac_setkey(idkey, v->keys->header);
 	vol_close(v);
@@ -719,10 +728,7 @@ static int serve(struct opts *o, int report_fd)
 	}
 	if (o->reverse)
 		return serve_reverse(o, report_fd, be, &v);
-	rc = xts_ctx_new(&xts, be, v.keys->contents);
-	/* xattr names are encrypted even where entry names are not */
-	if (!rc)
-		rc = names_ctx_new(&names, v.keys->names);
+	rc = make_keys(&v, be, &xts, &names);
 	plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
