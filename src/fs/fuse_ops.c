@@ -258,6 +258,20 @@ static void fwd_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 				       flags));
 }
 
+/*
+ * Make the kernel forget @ino's cached attributes (a negative offset:
+ * attributes only), after the daemon changed its mode by itself: with
+ * HANDLE_KILLPRIV_V2 the kernel leaves dropping set-id bits on write and
+ * O_TRUNC to us and keeps the mode it has cached.
+ */
+static void drop_cached_attrs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fwd *f = fwd_of(req);
+
+	if (f->se)
+		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
+}
+
 /* ---- files -------------------------------------------------------------- */
 
 /* What the kernel is told of a new handle @h. */
@@ -282,13 +296,9 @@ static void fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fill_open(fi, m, h, keep);
-	/*
-	 * O_TRUNC by another user dropped set-id bits (xm_open), which the
-	 * kernel's cached mode still shows: drop that (attributes only).
-	 */
-	if ((fi->flags & O_TRUNC) && who.uid != 0 && fwd_of(req)->se)
-		(void)fuse_lowlevel_notify_inval_inode(fwd_of(req)->se, ino,
-						       -1, 0);
+	/* O_TRUNC by another user dropped set-id bits (xm_open) */
+	if ((fi->flags & O_TRUNC) && who.uid != 0)
+		drop_cached_attrs(req, ino);
 	fuse_reply_open(req, fi);
 }
 
@@ -331,18 +341,12 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
-	struct fwd *f = fwd_of(req);
 	bool killed;
-	ssize_t n = xm_write(&f->m, &who, handle_of(fi), (const uint8_t *)buf,
-			     size, off, &killed);
+	ssize_t n = xm_write(mnt_of(req), &who, handle_of(fi),
+			     (const uint8_t *)buf, size, off, &killed);
 
-	/*
-	 * With HANDLE_KILLPRIV_V2 the kernel leaves dropping set-id bits on
-	 * write to us and keeps its cached mode: drop that (attributes
-	 * only, a negative offset).
-	 */
-	if (killed && f->se)
-		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
+	if (killed)
+		drop_cached_attrs(req, ino);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
