@@ -209,6 +209,54 @@ int common_get_pass(void *arg, char *buf, size_t size, size_t *len,
 	return rc;
 }
 
+struct try_slot_arg {
+	const struct common_opts *o;
+	const char *prog;
+};
+
+/* vol_unlock() hook: each slot tried costs one Argon2id derivation. */
+static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
+{
+	const struct try_slot_arg *t = arg;
+
+	progress_kdf(t->o, t->prog, "trying", slot, kdf);
+}
+
+/* see common.h */
+int common_unlock(const struct common_opts *o, const char *prog, int dfd,
+		  const char *dir, int slot, struct vol *v)
+{
+	struct common_pass cpass = {
+		.src = o->pass_given ? &o->pass : NULL,
+		.dir = dir,
+	};
+	struct try_slot_arg t = { o, prog };
+	struct vol_unlock_req req = {
+		.get_pass = common_get_pass,
+		.get_pass_arg = &cpass,
+		.volume_key_file = o->volume_key_file,
+		.slot = o->volume_key_file ? -1 : slot,
+		.allow_costly_kdf = o->allow_costly_kdf,
+		.on_try_slot = show_try_slot,
+		.on_try_slot_arg = &t,
+	};
+	char err[1024];
+	int rc;
+
+	rc = vol_unlock(dfd, dir, &req, v, err, sizeof(err));
+	progress_done();
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return exit_code_for(rc);
+	}
+	if (!v->info.copy_ok[0] && v->info.copy_ok[1])
+		fprintf(stderr, "%s: warning: %s/%s: the primary header copy "
+			"is damaged; the secondary was used (xtsfs-passwd "
+			"--repair rewrites both)\n", prog, dir,
+			vol_file_name(&v->hdr));
+	return 0;
+}
+
 /* see common.h */
 int exit_code_for(int err)
 {

@@ -157,6 +157,20 @@ struct common_pass {
 int common_get_pass(void *arg, char *buf, size_t size, size_t *len,
 		    char *err, size_t errlen);
 
+/*
+ * common_unlock() - vol_unlock() as every command does it: the
+ * passphrase from @o's source (or the terminal, or stdin), @o's volume
+ * key file and cost rule, progress on a terminal for each key slot
+ * tried. Prints the reason on failure, and a warning when the primary
+ * header copy is damaged.
+ * @dfd:  the cipher directory, @dir its name for messages
+ * @slot: try only this key slot, or -1 for any
+ * Return: 0 with @v unlocked (vol_close() it), else the exit code.
+ */
+struct vol;
+int common_unlock(const struct common_opts *o, const char *prog, int dfd,
+		  const char *dir, int slot, struct vol *v);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

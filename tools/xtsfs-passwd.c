@@ -121,12 +121,6 @@ static int read_new_pass(const struct common_opts *o, const char *newfile,
 	return 0;
 }
 
-/* vol_unlock() hook: each slot tried costs one Argon2id derivation. */
-static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
-{
-	progress_kdf(arg, PROG, "trying", slot, kdf);
-}
-
 /* --remove @n: empty slot @n, unless it is empty or the last one. */
 static int remove_slot_of(struct vol *v, int n)
 {
@@ -236,10 +230,8 @@ int main(int argc, char **argv)
 	int slot = -1, remove_slot = -1, opt, rc, dfd;
 	int ret = XTSFS_EXIT_FAILURE;
 	const char *dir, *newfile = NULL;
-	struct vol_unlock_req req = { 0 };
-	struct common_pass cpass;
 	struct vol v = { 0 };
-	char err[512], *pass = NULL;
+	char *pass = NULL;
 	size_t passlen = 0;
 
 	common_init(&o, PROG);
@@ -294,29 +286,11 @@ int main(int argc, char **argv)
 	if (dfd < 0)
 		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;
 
-	cpass.src = o.pass_given ? &o.pass : NULL;
-	cpass.dir = dir;
-	req.get_pass = common_get_pass;
-	req.get_pass_arg = &cpass;
-	req.volume_key_file = o.volume_key_file;
 	/* With --add, --slot names the destination, not the key to try. */
-	req.slot = act == ACT_ADD ? -1 : slot;
-	if (o.volume_key_file)
-		req.slot = -1;
-	req.allow_costly_kdf = o.allow_costly_kdf;
-	req.on_try_slot = show_try_slot;
-	req.on_try_slot_arg = &o;
-	rc = vol_unlock(dfd, dir, &req, &v, err, sizeof(err));
-	progress_done();
-	if (rc) {
-		fprintf(stderr, PROG ": %s\n", err);
-		ret = exit_code_for(rc);
+	ret = common_unlock(&o, PROG, dfd, dir, act == ACT_ADD ? -1 : slot, &v);
+	if (ret)
 		goto out;
-	}
-	if (!v.info.copy_ok[0])
-		fprintf(stderr, PROG ": warning: %s/%s: the primary header copy "
-			"is damaged; the secondary was used\n", dir,
-			vol_file_name(&v.hdr));
+	ret = XTSFS_EXIT_FAILURE;
 
 	switch (act) {
 	case ACT_TEST:

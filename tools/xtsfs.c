@@ -673,8 +673,6 @@ out:
 
 static int serve(struct opts *o, int report_fd)
 {
-	struct vol_unlock_req req = { 0 };
-	struct common_pass pass;
 	struct vol v = { 0 };
 	struct fwd fs = { 0 };
 	struct xts_ctx *xts = NULL;
@@ -682,7 +680,7 @@ static int serve(struct opts *o, int report_fd)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	const struct xts_backend *be;
-	char err[1024], *fsopts = NULL, *mnt_canon = NULL;
+	char *fsopts = NULL, *mnt_canon = NULL;
 	int rc, dfd, ret = XTSFS_EXIT_FAILURE;
 	bool plain_names;
 
@@ -695,23 +693,11 @@ static int serve(struct opts *o, int report_fd)
 		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
 		return XTSFS_EXIT_NOVOLUME;
 	}
-	pass.src = o->c.pass_given ? &o->c.pass : NULL;
-	pass.dir = o->cipherdir;
-	req.get_pass = common_get_pass;
-	req.get_pass_arg = &pass;
-	req.volume_key_file = o->c.volume_key_file;
-	req.slot = -1;
-	req.allow_costly_kdf = o->c.allow_costly_kdf;
-	rc = vol_unlock(dfd, o->cipherdir, &req, &v, err, sizeof(err));
+	ret = common_unlock(&o->c, PROG, dfd, o->cipherdir, -1, &v);
 	close(dfd);
-	if (rc) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return exit_code_for(rc);
-	}
-	if (!v.info.copy_ok[0])
-		fprintf(stderr, PROG ": warning: %s/%s: the primary header copy "
-			"is damaged; the secondary was used (repair with "
-			"xtsfs-passwd --repair)\n", o->cipherdir, VOL_FILE_NAME);
+	if (ret)
+		return ret;
+	ret = XTSFS_EXIT_FAILURE;
 	/*
 	 * A plaintext directory for reverse mode keeps its header as
 	 * .xtsfs.volume; a backup of its view has xtsfs.volume and mounts
