@@ -59,20 +59,12 @@ static const char *copy_state(const struct vol_read_info *info, int c)
 	}
 }
 
-static void uuid_str(char out[37], const uint8_t u[16])
-{
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
-		 u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-		 u[15]);
-}
-
 static void print_text(const char *dir, const struct vol_header *h,
 		       const struct vol_read_info *info)
 {
 	char uuid[37];
 
-	uuid_str(uuid, h->uuid);
+	vol_uuid_format(uuid, h->uuid);
 	printf("xtsfs volume %s\n", dir);
 	printf("  format version:  %u\n", h->version);
 	printf("  volume uuid:     %s\n", uuid);
@@ -107,7 +99,7 @@ static void print_json(const char *dir, const struct vol_header *h,
 	char uuid[37];
 	bool first = true;
 
-	uuid_str(uuid, h->uuid);
+	vol_uuid_format(uuid, h->uuid);
 	printf("{\"path\": \"");
 	for (const char *p = dir; *p; p++) {
 		if (*p == '"' || *p == '\\')

@@ -127,9 +127,11 @@ static int check_dir(int dfd, const char *dir, bool reverse, bool force)
 /* What was made, unless --quiet; the volume key if @keys (--print-key). */
 static void say_made(const struct common_opts *o, const char *dir,
 		     const char *core, bool plaintext, bool reverse,
-		     double unlock_ms, const struct vol_keys *keys)
+		     double unlock_ms, const struct vol_header *h,
+		     const struct vol_keys *keys)
 {
 	char keytext[VOL_KEY_TEXT_SIZE];
+	struct vol_key_info ki;
 
 	if (!o->quiet) {
 		printf("Created an xtsfs volume in %s\n", dir);
@@ -143,7 +145,8 @@ static void say_made(const struct common_opts *o, const char *dir,
 		printf("  unlock time:  %.0f ms on this machine\n", unlock_ms);
 	}
 	if (keys) {
-		vol_key_format(keytext, keys);
+		vol_key_info_of(&ki, h);
+		vol_key_format(keytext, keys, &ki);
 		printf("\nVolume key (write it down and keep it safe; anyone "
 		       "who has it can read\nthis volume, with or without a "
 		       "passphrase):\n\n%s\n", keytext);
@@ -271,7 +274,7 @@ int main(int argc, char **argv)
 			"written)\n", dir, vol_file_name(h), strerror(-rc));
 		goto out;
 	}
-	say_made(&o, dir, core, plaintext, reverse, unlock_ms,
+	say_made(&o, dir, core, plaintext, reverse, unlock_ms, h,
 		 print_key ? keys : NULL);
 	ret = XTSFS_EXIT_OK;
 out:

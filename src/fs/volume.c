@@ -16,6 +16,7 @@
 #include "cmac.h"
 #include "crc32c.h"
 #include "keywrap.h"
+#include "probe.h"
 #include "secmem.h"
 
 static const uint8_t vol_magic[8] = { 'X', 'T', 'S', 'F', 'S', 'V', 'O', 'L' };
@@ -227,38 +228,25 @@ bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys)
 	return ok;
 }
 
-/* see volume.h */
-int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
+/*
+ * O_NONBLOCK: opening a FIFO planted in the cipher directory must not
+ * wait for a writer; O_NOCTTY: nor may a terminal device become ours.
+ * Neither changes how a regular file reads.
+ */
+#define HDR_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+/*
+ * read_copies() - read and parse the header file open at @fd (closed
+ * here), as vol_read() says.
+ */
+static int read_copies(int fd, struct vol_header *h, struct vol_read_info *info)
 {
 	uint8_t buf[VOL_FILE_SIZE];
 	struct vol_header *alt;
 	ssize_t got = 0, n;
-	int fd, err;
-
-	const char *file = VOL_FILE_NAME;
-
-	/*
-	 * O_NONBLOCK: opening a FIFO planted in the cipher directory must not
-	 * wait for a writer; O_NOCTTY: nor may a terminal device become ours.
-	 * Neither changes how a regular file reads.
-	 */
-	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-			  O_NOCTTY;
 	struct stat st;
+	int err;
 
-	memset(info, 0, sizeof(*info));
-	fd = openat(dirfd, file, flags);
-	if (fd < 0 && errno == ENOENT) {
-		file = VOL_REVERSE_NAME;
-		fd = openat(dirfd, file, flags);
-		if (fd < 0 && errno == ENOENT)
-			return -ENOENT;
-	}
-	h->file = file;
-	if (fd < 0 && errno == ELOOP)
-		info->file_refused = "a symbolic link, not a regular file";
-	if (fd < 0)
-		return errno == ELOOP ? -EBADMSG : -errno;
 	if (fstat(fd, &st) != 0) {
 		err = -errno;
 		close(fd);
@@ -315,8 +303,44 @@ int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
 			err = -EPROTONOSUPPORT;
 	}
 	free(alt);
-	h->file = file;
 	return err;
+}
+
+/* see volume.h */
+int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
+{
+	const char *file = VOL_FILE_NAME;
+	int fd, rc;
+
+	memset(info, 0, sizeof(*info));
+	fd = openat(dirfd, file, HDR_OPEN_FLAGS | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT) {
+		file = VOL_REVERSE_NAME;
+		fd = openat(dirfd, file, HDR_OPEN_FLAGS | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			return -ENOENT;
+	}
+	h->file = file;
+	if (fd < 0 && errno == ELOOP)
+		info->file_refused = "a symbolic link, not a regular file";
+	if (fd < 0)
+		return errno == ELOOP ? -EBADMSG : -errno;
+	rc = read_copies(fd, h, info);
+	h->file = file;
+	return rc;
+}
+
+/* see volume.h */
+int vol_read_path(const char *path, struct vol_header *h,
+		  struct vol_read_info *info)
+{
+	int fd;
+
+	memset(info, 0, sizeof(*info));
+	fd = open(path, HDR_OPEN_FLAGS);
+	if (fd < 0)
+		return -errno;
+	return read_copies(fd, h, info);
 }
 
 static int write_all(int fd, const uint8_t *p, size_t len)
@@ -488,79 +512,6 @@ out:
 	return err;
 }
 
-#define KEY_FILE_MAX 4095 /* a volume key's text is 400 bytes */
-
-/*
- * read_key_file() - the volume key from @path: a regular file or a pipe
- * (e.g. <(gpg -d ...)), read to its end but never past KEY_FILE_MAX
- * bytes. Opened with O_NONBLOCK, so a FIFO with no writer does not wait
- * in open(); it is then read blocking, and with no writer reads as empty
- * at once (a pipe with a writer ends when the writer, which the user
- * started, closes it). A device (/dev/zero, a terminal), directory or socket is
- * refused without reading. On failure *why is a phrase for the message.
- * Return: 0; -EINVAL (*why set) refused or not a key; -ENOMEM; -errno.
- */
-static int read_key_file(const char *path, struct vol_keys *out,
-			 const char **why)
-{
-	char *text = secmem_alloc(KEY_FILE_MAX + 1);
-	ssize_t got = 0, n = 0;
-	struct stat st;
-	int fd, fl, err = 0;
-
-	*why = NULL;
-	if (!text)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (fstat(fd, &st) != 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		*why = "not a regular file or a pipe";
-		err = -EINVAL;
-		goto out_close;
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > KEY_FILE_MAX)
-		goto too_big;
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-		err = -errno;
-		goto out_close;
-	}
-	/* One byte more than allowed tells a file that is too long. */
-	while (got <= KEY_FILE_MAX) {
-		n = read(fd, text + got, KEY_FILE_MAX + 1 - (size_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	if (n < 0) {
-		err = -errno;
-		goto out_close;
-	}
-	if (got > KEY_FILE_MAX)
-		goto too_big;
-	err = vol_key_parse(out, text, (size_t)got);
-	if (err)
-		*why = "not a volume key (expected 320 hex digits)";
-	goto out_close;
-too_big:
-	*why = "too large for a volume key file (more than 4095 bytes)";
-	err = -EINVAL;
-out_close:
-	close(fd);
-out:
-	secmem_free(text);
-	return err;
-}
-
 /* fmt_kib() - @kib as "N MiB" or, below 1 MiB, "N KiB". */
 static const char *fmt_kib(char *buf, size_t len, uint64_t kib)
 {
@@ -623,48 +574,113 @@ static int judge_costs(const struct vol_header *h, int only,
 	return -E2BIG;
 }
 
-/* see volume.h */
-int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
-	       struct vol *v, char *err, size_t errlen)
+/*
+ * unlock_with_key() - the volume key file of @req opens the header in
+ * @v: its description, if it has one, must be this volume's, and the
+ * header MAC is the proof that the key is the right one.
+ */
+static int unlock_with_key(const char *dirpath, const struct vol_unlock_req *req,
+			   struct vol *v, char *err, size_t errlen)
+{
+	struct vol_key_info ki;
+	const char *why;
+	char want[37], have[37];
+	int rc;
+
+	v->keys = secmem_alloc(sizeof(*v->keys));
+	if (!v->keys)
+		return -ENOMEM;
+	rc = vol_key_read_file(req->volume_key_file, v->keys, &ki, &why);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", req->volume_key_file,
+			 why ? why : strerror(-rc));
+		return -ENOKEY; /* no usable key, like a bad passfile */
+	}
+	if (ki.text_version == 2 && memcmp(ki.uuid, v->hdr.uuid, 16)) {
+		vol_uuid_format(want, ki.uuid);
+		vol_uuid_format(have, v->hdr.uuid);
+		snprintf(err, errlen, "%s: this volume key is for the volume "
+			 "with UUID %s; %s is %s", req->volume_key_file, want,
+			 dirpath, have);
+		return -EACCES;
+	}
+	if (!vol_verify_mac(&v->hdr, v->keys)) {
+		snprintf(err, errlen, "%s: this volume key does not belong to "
+			 "%s", req->volume_key_file, dirpath);
+		return -EACCES;
+	}
+	if (ki.text_version == 2 && ki.flags != v->hdr.flags) {
+		snprintf(err, errlen, "%s: the key text says flags 0x%x, the "
+			 "header of %s (which the key authenticates) says 0x%x",
+			 req->volume_key_file, ki.flags, dirpath, v->hdr.flags);
+		return -EKEYREJECTED;
+	}
+	return 0;
+}
+
+/*
+ * unlock_headerless() - no usable header at @dirfd (@why: -ENOENT or
+ * -EBADMSG), but a volume key file: a version 2 text describes the
+ * volume by itself (FORMAT.md 2.6), a version 1 text only when the
+ * names in the root prove encrypted names. Either way the directory
+ * must not contradict the description (vol_probe()).
+ */
+static int unlock_headerless(int dirfd, const char *dirpath, int why_none,
+			     const struct vol_unlock_req *req, struct vol *v,
+			     char *err, size_t errlen)
+{
+	struct vol_key_info ki;
+	const char *why;
+	int rc;
+
+	v->keys = secmem_alloc(sizeof(*v->keys));
+	if (!v->keys)
+		return -ENOMEM;
+	rc = vol_key_read_file(req->volume_key_file, v->keys, &ki, &why);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", req->volume_key_file,
+			 why ? why : strerror(-rc));
+		return -ENOKEY;
+	}
+	if (ki.text_version == 1)
+		ki.flags = 0; /* to be proven by the names */
+	rc = vol_probe(dirfd, v->keys, ki.flags, &why);
+	if (rc == 0 && ki.text_version == 1)
+		why = "it is a version 1 key (bare hex digits), which does not "
+		      "say how the volume was made, and no name in the root "
+		      "proves encrypted names; print a version 2 key from a "
+		      "header backup (xtsfs-passwd --print-volume-key), or "
+		      "add its first line by hand (doc/FORMAT.md 2.6)";
+	if (rc < 0 || (rc == 0 && ki.text_version == 1)) {
+		snprintf(err, errlen, "%s has no usable volume header (%s), "
+			 "and %s cannot stand in for it: %s", dirpath,
+			 why_none == -ENOENT ? "none" : "both copies corrupt",
+			 req->volume_key_file, rc == -EKEYREJECTED ||
+			 rc == 0 ? why : strerror(-rc));
+		return rc == 0 ? -ENOENT : rc == -EKEYREJECTED ? -EACCES : rc;
+	}
+	memset(&v->hdr, 0, sizeof(v->hdr));
+	v->hdr.version = ki.format;
+	v->hdr.flags = ki.flags;
+	memcpy(v->hdr.uuid, ki.uuid, 16);
+	memset(&v->info, 0, sizeof(v->info));
+	v->info.headerless = true;
+	v->info.header_err = why_none;
+	return 0;
+}
+
+/*
+ * unlock_slots() - ask for the passphrase and try it on the key slots of
+ * the header in @v, then verify the header MAC.
+ */
+static int unlock_slots(const char *dirpath, const struct vol_unlock_req *req,
+			struct vol *v, char *err, size_t errlen)
 {
 	char *pass = NULL;
 	size_t passlen = 0;
 	unsigned int costly = 0; /* slots too costly to try (judge_costs) */
 	int rc, nskipped = 0;
 
-	memset(v, 0, sizeof(*v));
-	v->slot = -1;
-	rc = vol_read(dirfd, &v->hdr, &v->info);
-	if (rc) {
-		snprintf(err, errlen, "%s/%s: %s%s", dirpath,
-			 rc == -ENOENT ? VOL_FILE_NAME : vol_file_name(&v->hdr),
-			 v->info.file_refused ? "refused: " : "",
-			 v->info.file_refused ? v->info.file_refused :
-			 vol_strerror(rc));
-		return rc;
-	}
-	if (req->volume_key_file) {
-		const char *why;
-
-		v->keys = secmem_alloc(sizeof(*v->keys));
-		if (!v->keys)
-			return -ENOMEM;
-		rc = read_key_file(req->volume_key_file, v->keys, &why);
-		if (rc) {
-			snprintf(err, errlen, "%s: %s", req->volume_key_file,
-				 why ? why : strerror(-rc));
-			rc = -ENOKEY; /* no usable key, like a bad passfile */
-			goto fail;
-		}
-		/* The header MAC is the proof that this key is the right one. */
-		if (!vol_verify_mac(&v->hdr, v->keys)) {
-			snprintf(err, errlen, "%s: this volume key does not "
-				 "belong to %s", req->volume_key_file, dirpath);
-			rc = -EACCES;
-			goto fail;
-		}
-		return 0;
-	}
 	if (req->slot >= VOL_MAX_SLOTS ||
 	    (req->slot >= 0 && !v->hdr.slots[req->slot].active)) {
 		snprintf(err, errlen, "%s: key slot %d is not in use", dirpath,
@@ -743,7 +759,65 @@ int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	}
 	return 0;
 fail:
-	vol_close(v);
+	return rc;
+}
+
+static int unlock_read(int dirfd, const char *dirpath, int rc,
+		       const struct vol_unlock_req *req, struct vol *v,
+		       char *err, size_t errlen)
+{
+	if ((rc == -ENOENT || rc == -EBADMSG) && req->volume_key_file)
+		return unlock_headerless(dirfd, dirpath, rc, req, v, err,
+					 errlen);
+	if (rc) {
+		snprintf(err, errlen, "%s/%s: %s%s", dirpath,
+			 rc == -ENOENT ? VOL_FILE_NAME : vol_file_name(&v->hdr),
+			 v->info.file_refused ? "refused: " : "",
+			 v->info.file_refused ? v->info.file_refused :
+			 vol_strerror(rc));
+		return rc;
+	}
+	if (req->volume_key_file)
+		return unlock_with_key(dirpath, req, v, err, errlen);
+	return unlock_slots(dirpath, req, v, err, errlen);
+}
+
+/* see volume.h */
+int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
+	       struct vol *v, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->slot = -1;
+	rc = vol_read(dirfd, &v->hdr, &v->info);
+	rc = unlock_read(dirfd, dirpath, rc, req, v, err, errlen);
+	if (rc)
+		vol_close(v);
+	return rc;
+}
+
+/* see volume.h */
+int vol_unlock_backup(const char *path, const struct vol_unlock_req *req,
+		      struct vol *v, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->slot = -1;
+	rc = vol_read_path(path, &v->hdr, &v->info);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s%s", path, v->info.file_refused ?
+			 "refused: " : "", v->info.file_refused ?
+			 v->info.file_refused : rc == -ENOENT ? strerror(ENOENT) :
+			 vol_strerror(rc));
+	} else {
+		rc = req->volume_key_file ?
+		     unlock_with_key(path, req, v, err, errlen) :
+		     unlock_slots(path, req, v, err, errlen);
+	}
+	if (rc)
+		vol_close(v);
 	return rc;
 }
 
@@ -752,63 +826,6 @@ void vol_close(struct vol *v)
 {
 	vol_keys_free(v->keys);
 	v->keys = NULL;
-}
-
-/* see volume.h */
-int vol_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* see volume.h */
-int vol_key_parse(struct vol_keys *out, const char *text, size_t len)
-{
-	uint8_t *p = (uint8_t *)out;
-	size_t nibbles = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		int v = vol_hexval(text[i]);
-
-		if (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' ||
-		    text[i] == '\r' || text[i] == '-')
-			continue;
-		if (v < 0 || nibbles >= 2 * VOL_BLOB_SIZE)
-			goto bad;
-		if (nibbles % 2 == 0)
-			p[nibbles / 2] = (uint8_t)(v << 4);
-		else
-			p[nibbles / 2] |= (uint8_t)v;
-		nibbles++;
-	}
-	if (nibbles == 2 * VOL_BLOB_SIZE)
-		return 0;
-bad:
-	explicit_bzero(out, sizeof(*out));
-	return -EINVAL;
-}
-
-/* see volume.h */
-void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys)
-{
-	static const char hex[] = "0123456789abcdef";
-	const uint8_t *p = (const uint8_t *)keys;
-	size_t o = 0;
-
-	for (size_t i = 0; i < VOL_BLOB_SIZE; i++) {
-		buf[o++] = hex[p[i] >> 4];
-		buf[o++] = hex[p[i] & 15];
-		if (i % 16 == 15)
-			buf[o++] = '\n';
-		else if (i % 4 == 3)
-			buf[o++] = '-';
-	}
-	buf[o] = '\0';
 }
 
 /* see volume.h */

@@ -86,6 +86,14 @@ struct vol_read_info {
 	 * is not a regular file), or NULL.
 	 */
 	const char *file_refused;
+	/*
+	 * vol_unlock() only: there is no usable header (header_err says
+	 * why: -ENOENT none, -EBADMSG both copies corrupt), and the volume
+	 * key text's description stands in for it (FORMAT.md 2.6): the
+	 * header then has no key slots, seqid 0, and no raw bytes.
+	 */
+	bool headerless;
+	int header_err;
 };
 
 /*
@@ -125,6 +133,14 @@ bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
  * from the read.
  */
 int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info);
+
+/*
+ * vol_read_path() - vol_read() of a header file anywhere, such as a
+ * header backup (FORMAT.md 2.7); symlinks are followed. h->file is NULL.
+ * Return: as vol_read().
+ */
+int vol_read_path(const char *path, struct vol_header *h,
+		  struct vol_read_info *info);
 
 /*
  * vol_write() - write @h (both copies, MAC'd with @keys) atomically to
@@ -226,6 +242,9 @@ struct vol {
  * @dirfd, judge the slots' costs, get the passphrase from req->get_pass
  * (or read the volume key file), try the slots, then verify the header
  * MAC under the unwrapped header key. Reads no terminal, prints nothing.
+ * With a volume key file and no usable header (none, or both copies
+ * corrupt) the key text's description stands in for the header if the
+ * directory does not contradict it (vol_probe(); v->info.headerless).
  * @err: a one-line reason on failure, naming @dirpath.
  * Return: 0; -ENOENT no header; -EBADMSG both copies corrupt;
  * -EPROTONOSUPPORT unsupported version; -EINVAL absurd values; -EACCES
@@ -238,22 +257,73 @@ struct vol {
 int vol_unlock(int dirfd, const char *dirpath, const struct vol_unlock_req *req,
 	       struct vol *out, char *err, size_t errlen);
 
+/*
+ * vol_unlock_backup() - vol_unlock() of the header backup file at @path
+ * (FORMAT.md 2.7) instead of a cipher directory's header: the same
+ * passphrase rules, key slots and MAC check. Never headerless.
+ */
+int vol_unlock_backup(const char *path, const struct vol_unlock_req *req,
+		      struct vol *v, char *err, size_t errlen);
+
 /* vol_close() - wipe the keys of @v. */
 void vol_close(struct vol *v);
 
 /*
- * vol_key_parse() - read a volume key as printed by vol_key_format():
- * 320 hex digits; spaces, tabs, CR, LF and '-' are ignored.
- * Return: 0; -EINVAL malformed.
+ * struct vol_key_info - what a volume key text says of its volume
+ * (FORMAT.md 2.6). Version 1 (bare hex, before xtsfs 0.2) says nothing;
+ * version 2 says what the header says, so the key alone can open a
+ * volume whose header is lost.
  */
-int vol_key_parse(struct vol_keys *out, const char *text, size_t len);
+struct vol_key_info {
+	int text_version; /* 1 bare hex digits, 2 with a description */
+	bool checked;     /* 2: carried a check value, and it matched */
+	uint32_t format;  /* 2: the volume's format version */
+	uint32_t flags;   /* 2: VOL_FLAG_* */
+	uint8_t uuid[16]; /* 2: the volume UUID */
+};
 
 /*
- * vol_key_format() - the volume key as hex in groups, for paper backup:
- * 10 lines of 4 groups of 8 hex digits. @buf needs VOL_KEY_TEXT_SIZE.
+ * vol_key_parse() - read a volume key text (FORMAT.md 2.6): version 2
+ * ("xtsfs-key v2 format=N flags=0xF uuid=U", 320 hex digits, "check=C";
+ * '#' comments) or version 1 (320 hex digits). Either case; blanks, line
+ * ends and '-' between digits are ignored. @info (may be NULL) gets what
+ * the text says.
+ * Return: 0; -EINVAL malformed; -EBADMSG the check value does not match
+ * (a typo); -EPROTONOSUPPORT a later text version, format or flag.
+ * On failure @out is zeroed.
  */
-#define VOL_KEY_TEXT_SIZE 400
-void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys);
+int vol_key_parse(struct vol_keys *out, struct vol_key_info *info,
+		  const char *text, size_t len);
+
+/* vol_key_strerror() - a phrase for vol_key_parse()'s errors. */
+const char *vol_key_strerror(int err);
+
+/*
+ * vol_key_read_file() - vol_key_parse() of the file at @path: a regular
+ * file or a pipe (e.g. <(gpg -d ...)), read to its end but never past
+ * 4095 bytes. Opened with O_NONBLOCK, so a FIFO with no writer does not
+ * wait in open(); a device, directory or socket is refused unread. On
+ * failure *why is a phrase for the message, or NULL (then see the errno).
+ * Return: 0; -EINVAL, -EBADMSG, -EPROTONOSUPPORT (*why set); -ENOMEM;
+ * -errno from open/read.
+ */
+int vol_key_read_file(const char *path, struct vol_keys *out,
+		      struct vol_key_info *info, const char **why);
+
+/* vol_key_info_of() - the description of the volume whose header is @h. */
+void vol_key_info_of(struct vol_key_info *ki, const struct vol_header *h);
+
+/*
+ * vol_key_format() - the version 2 key text, for paper backup: the
+ * description line of @ki, 10 lines of 4 groups of 8 hex digits, and
+ * the check value. @buf needs VOL_KEY_TEXT_SIZE.
+ */
+#define VOL_KEY_TEXT_SIZE 512
+void vol_key_format(char buf[VOL_KEY_TEXT_SIZE], const struct vol_keys *keys,
+		    const struct vol_key_info *ki);
+
+/* vol_uuid_format() - @u as 8-4-4-4-12 lowercase hex, NUL-terminated. */
+void vol_uuid_format(char out[37], const uint8_t u[16]);
 
 /* vol_hexval() - the value of hex digit @c (either case), or -1. */
 int vol_hexval(int c);

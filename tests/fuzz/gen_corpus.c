@@ -499,11 +499,20 @@ static void gen_content(void)
 static void gen_volkey(void)
 {
 	struct vol_keys k;
+	struct vol_key_info ki = { .format = VOL_VERSION, .flags = 1 };
 	char text[VOL_KEY_TEXT_SIZE], buf[2 * VOL_KEY_TEXT_SIZE];
+	const char *body;
 	size_t o = 0;
 
 	fuzz_key((uint8_t *)&k, sizeof(k), 4);
-	vol_key_format(text, &k);
+	fuzz_key(ki.uuid, sizeof(ki.uuid), 5);
+	vol_key_format(text, &k, &ki);
+	put_str("volkey", "formatted-v2", -1, text);
+	snprintf(buf, sizeof(buf), "# paper copy\n%s", text);
+	put_str("volkey", "v2-comment", -1, buf);
+	body = strchr(text, '\n') + 1;
+	memmove(text, body, strlen(body) + 1);
+	*strstr(text, "check=") = '\0'; /* the version 1 text: digits only */
 	put_str("volkey", "formatted", -1, text);
 	for (size_t i = 0; text[i]; i++)
 		buf[i] = text[i] >= 'a' && text[i] <= 'f' ?

@@ -68,7 +68,7 @@ static struct names_ctx *load_key(const char *path)
 	n = fread(text, 1, sizeof(text), f);
 	fclose(f);
 	k = secmem_alloc(sizeof(*k));
-	if (!k || vol_key_parse(k, text, n) || names_ctx_new(&ctx, k->names)) {
+	if (!k || vol_key_parse(k, NULL, text, n) || names_ctx_new(&ctx, k->names)) {
 		fprintf(stderr, "%s: not a usable volume key\n", path);
 		ctx = NULL;
 	}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "names.h"
 #include "secmem.h"
 #include "testutil.h"
 #include "volume.h"
@@ -207,21 +208,89 @@ static void check_slots(void)
 	      "salts repeat");
 }
 
+/* The version 2 key text of the test volume. */
+static void format_key(char text[VOL_KEY_TEXT_SIZE])
+{
+	struct vol_key_info ki;
+
+	vol_key_info_of(&ki, &hdr);
+	vol_key_format(text, keys, &ki);
+}
+
+/* vol_key_parse() of @text, expecting @want; *@ki the description. */
+static int parse_text(const char *text, struct vol_key_info *ki)
+{
+	struct vol_keys *k = secmem_alloc(sizeof(*k));
+	int rc = vol_key_parse(k, ki, text, strlen(text));
+
+	if (!rc)
+		CHECK(!memcmp(k, keys, sizeof(*k)), "key differs: %s", text);
+	secmem_free(k);
+	return rc;
+}
+
+/* @text with its line "check=..." removed (a description by hand). */
+static void drop_check(char *text)
+{
+	*strstr(text, "check=") = '\0';
+}
+
 static void check_keytext(void)
 {
-	char text[VOL_KEY_TEXT_SIZE];
-	struct vol_keys *k = secmem_alloc(sizeof(*k));
+	char text[VOL_KEY_TEXT_SIZE], t2[2 * VOL_KEY_TEXT_SIZE];
+	struct vol_key_info ki, got;
+	char *body, *p;
 
-	vol_key_format(text, keys);
-	CHECK(strlen(text) == 10 * 36, "key text length %zu", strlen(text));
-	CHECK(vol_key_parse(k, text, strlen(text)) == 0 &&
-	      !memcmp(k, keys, sizeof(*k)), "key text round trip");
-	CHECK(vol_key_parse(k, text, strlen(text) - 2) == -EINVAL,
-	      "short key accepted");
-	text[5] = 'g';
-	CHECK(vol_key_parse(k, text, strlen(text)) == -EINVAL,
-	      "non-hex accepted");
-	secmem_free(k);
+	vol_key_info_of(&ki, &hdr);
+	vol_key_format(text, keys, &ki);
+	body = strchr(text, '\n') + 1;
+	CHECK(!strncmp(text, "xtsfs-key v2 format=1 flags=0x00000000 uuid=", 44)
+	      && body - text == 44 + 36 + 1, "line 1: %.90s", text);
+	CHECK(strlen(body) == 10 * 36 + 15, "key text length %zu", strlen(body));
+	CHECK(parse_text(text, &got) == 0 && got.text_version == 2 &&
+	      got.checked && got.format == 1 && got.flags == 0 &&
+	      !memcmp(got.uuid, hdr.uuid, 16), "v2 round trip");
+	/* comments, upper case, other blanks */
+	snprintf(t2, sizeof(t2), "# written 2026-12-02\n  %s# end\n", text);
+	for (p = t2; *p; p++)
+		if (*p >= 'a' && *p <= 'f')
+			*p = (char)(*p - 'a' + 'A');
+	CHECK(parse_text(t2, &got) == 0 && got.checked, "comments, upper case");
+	/* a typo anywhere is caught by the check value */
+	strcpy(t2, text);
+	p = t2 + (body - text) + 40;
+	*p = *p == '0' ? '1' : '0';
+	CHECK(parse_text(t2, NULL) == -EBADMSG, "typo in the key");
+	strcpy(t2, text);
+	memcpy(t2 + 28, "0x00000001", 10);
+	CHECK(parse_text(t2, NULL) == -EBADMSG, "flags edited, old check");
+	drop_check(t2);
+	CHECK(parse_text(t2, &got) == 0 && !got.checked && got.flags == 1,
+	      "a hand-written description without check");
+	strcpy(t2, text);
+	memcpy(t2 + 28, "0x00000080", 10);
+	drop_check(t2);
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "unknown flag");
+	strcpy(t2, text);
+	t2[11] = '3';
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "text version 3");
+	strcpy(t2, text);
+	t2[20] = '2';
+	drop_check(t2);
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "format 2");
+	strcpy(t2, text);
+	strcat(t2, "00\n");
+	CHECK(parse_text(t2, NULL) == -EINVAL, "digits after the check");
+	/* version 1: the digits alone */
+	strcpy(t2, body);
+	drop_check(t2);
+	CHECK(parse_text(t2, &got) == 0 && got.text_version == 1, "v1");
+	t2[strlen(t2) - 2] = '\0';
+	CHECK(parse_text(t2, NULL) == -EINVAL, "short key accepted");
+	strcpy(t2, body);
+	drop_check(t2);
+	t2[5] = 'g';
+	CHECK(parse_text(t2, NULL) == -EINVAL, "non-hex accepted");
 }
 
 static int write_file(int dfd, const char *name, const uint8_t *p, size_t len)
@@ -507,7 +576,7 @@ static void check_costly(void)
 		struct vol_unlock_req kreq = { .volume_key_file = kf, .slot = -1 };
 
 		snprintf(kf, sizeof(kf), "%s/key", dir);
-		vol_key_format(text, keys);
+		format_key(text);
 		write_file(AT_FDCWD, kf, (const uint8_t *)text, strlen(text));
 		CHECK(vol_unlock(dfd, dir, &kreq, &v, err, sizeof(err)) == 0,
 		      "volume key: %s", err);
@@ -685,7 +754,7 @@ static void check_special_files(void)
 		      "/dev/zero as the key file");
 		/* the right key with 5000 bytes of padding: too large */
 		t.keyfile = path;
-		vol_key_format(text, keys);
+		format_key(text);
 		memset(big, ' ', sizeof(big));
 		memcpy(big, text, strlen(text));
 		write_file(AT_FDCWD, path, (const uint8_t *)big, sizeof(big));
@@ -710,6 +779,139 @@ static void check_special_files(void)
 	rmdir(dir);
 }
 
+/* vol_unlock() of @dir with the key text @text; *@v stays open on 0. */
+static int unlock_text(int dfd, const char *dir, const char *text,
+		       struct vol *v, char *err, size_t errlen)
+{
+	char kf[300];
+	struct vol_unlock_req req = { .volume_key_file = kf, .slot = -1 };
+	int rc;
+
+	snprintf(kf, sizeof(kf), "%s.key", dir);
+	CHECK(write_file(AT_FDCWD, kf, (const uint8_t *)text, strlen(text)) == 0,
+	      "key file");
+	rc = vol_unlock(dfd, dir, &req, v, err, errlen);
+	unlink(kf);
+	return rc;
+}
+
+/* An entry of the root named as the volume names @name. */
+static void make_entry(int dfd, const char *name)
+{
+	static const uint8_t root[NAMES_DIRID_SIZE];
+	char stored[NAMES_STORED_MAX + 1], full[NAMES_FULL_MAX];
+	struct names_ctx *n = NULL;
+	bool is_long;
+
+	CHECK(names_ctx_new(&n, keys->names) == 0 &&
+	      names_encrypt(n, root, name, strlen(name), stored, full,
+			    &is_long) == 0 && !is_long, "names_encrypt");
+	CHECK(write_file(dfd, stored, (const uint8_t *)"x", 1) == 0, "entry");
+	names_ctx_free(n);
+}
+
+/*
+ * The key alone (FORMAT.md 2.6): no header, or both copies corrupt; the
+ * description must fit what the directory shows.
+ */
+static void check_headerless(void)
+{
+	char dir[] = "/tmp/xtsfs-test-nohdr-XXXXXX", err[1024];
+	char text[VOL_KEY_TEXT_SIZE], hand[VOL_KEY_TEXT_SIZE], v1[VOL_KEY_TEXT_SIZE];
+	uint8_t junk[VOL_FILE_SIZE];
+	struct vol v;
+	int dfd;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	format_key(text);
+	strcpy(v1, strchr(text, '\n') + 1);
+	*strstr(v1, "check=") = '\0';
+	strcpy(hand, text);
+	memcpy(hand + 28, "0x00000001", 10); /* a wrong guess, by hand */
+	*strstr(hand, "check=") = '\0';
+
+	/* an empty volume: nothing to contradict the description */
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0 &&
+	      v.info.headerless && v.info.header_err == -ENOENT &&
+	      v.hdr.flags == 0 && !memcmp(v.hdr.uuid, hdr.uuid, 16) &&
+	      vol_slot_count(&v.hdr) == 0 && !memcmp(v.keys, keys, sizeof(*keys)),
+	      "empty, no header: %s", err);
+	vol_close(&v);
+	CHECK(unlock_text(dfd, dir, v1, &v, err, sizeof(err)) == -ENOENT &&
+	      strstr(err, "version 1"), "v1 key, nothing proves: %s", err);
+	/* junk no xtsfs writes says nothing either way */
+	CHECK(write_file(dfd, "lost+found", (const uint8_t *)"", 0) == 0, "junk");
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0,
+	      "junk in the root: %s", err);
+	vol_close(&v);
+	/* a name another key made: the key does not fit */
+	CHECK(write_file(dfd, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+			 (const uint8_t *)"", 0) == 0, "foreign");
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == -EACCES &&
+	      strstr(err, "none of the names"), "foreign names: %s", err);
+	/* one name of this volume proves key and flags, v1 keys too */
+	make_entry(dfd, "hello.txt");
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0,
+	      "proven: %s", err);
+	vol_close(&v);
+	CHECK(unlock_text(dfd, dir, v1, &v, err, sizeof(err)) == 0 &&
+	      v.hdr.flags == 0, "v1 key, proven: %s", err);
+	vol_close(&v);
+	CHECK(unlock_text(dfd, dir, hand, &v, err, sizeof(err)) == -EACCES &&
+	      strstr(err, "plaintext names"), "wrong guess: %s", err);
+	/* both copies corrupt: the key stands in too */
+	memset(junk, 0x5a, sizeof(junk));
+	CHECK(write_file(dfd, VOL_FILE_NAME, junk, sizeof(junk)) == 0, "junk hdr");
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0 &&
+	      v.info.header_err == -EBADMSG, "corrupt header: %s", err);
+	vol_close(&v);
+	/* a good header: the key must be this volume's (UUID, then MAC) */
+	{
+		struct vol_header h = hdr;
+
+		CHECK(vol_write(dfd, &h, keys) == 0, "vol_write");
+		CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0 &&
+		      !v.info.headerless, "with header: %s", err);
+		vol_close(&v);
+		h.uuid[0] ^= 1;
+		CHECK(vol_write(dfd, &h, keys) == 0, "vol_write");
+		CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == -EACCES &&
+		      strstr(err, "UUID"), "other UUID: %s", err);
+		CHECK(unlock_text(dfd, dir, v1, &v, err, sizeof(err)) == 0,
+		      "v1 key, other UUID: %s", err);
+		vol_close(&v);
+	}
+	CHECK(system("rm -rf /tmp/xtsfs-test-nohdr-*") == 0, "cleanup");
+	close(dfd);
+}
+
+/* A header backup file opens like the header it is a copy of. */
+static void check_backup_file(void)
+{
+	char path[] = "/tmp/xtsfs-test-backup-XXXXXX", err[1024];
+	struct test_pass tp = { .pass = "correct horse" };
+	struct vol_unlock_req req = { .get_pass = test_get_pass,
+				      .get_pass_arg = &tp, .slot = -1 };
+	uint8_t file[VOL_FILE_SIZE];
+	struct vol v;
+	int fd = mkstemp(path);
+
+	memcpy(file, good, VOL_COPY_SIZE);
+	memcpy(file + VOL_COPY_SIZE, good, VOL_COPY_SIZE);
+	CHECK(fd >= 0 && write(fd, file, sizeof(file)) == sizeof(file), "write");
+	close(fd);
+	CHECK(vol_unlock_backup(path, &req, &v, err, sizeof(err)) == 0 &&
+	      v.slot == 0 && !memcmp(v.hdr.uuid, hdr.uuid, 16), "backup: %s", err);
+	vol_close(&v);
+	tp.pass = "wrong";
+	CHECK(vol_unlock_backup(path, &req, &v, err, sizeof(err)) == -EACCES,
+	      "wrong passphrase on a backup");
+	unlink(path);
+	CHECK(vol_unlock_backup(path, &req, &v, err, sizeof(err)) == -ENOENT,
+	      "missing backup");
+}
+
 int main(void)
 {
 	make_header();
@@ -721,6 +923,8 @@ int main(void)
 	check_files();
 	check_costly();
 	check_special_files();
+	check_headerless();
+	check_backup_file();
 	vol_keys_free(keys);
 	printf("%s\n", test_failures ? "FAILED" : "ok");
 	return test_failures ? 1 : 0;
