@@ -222,8 +222,11 @@ static void show_try_slot(void *arg, int slot, const struct kdf_params *kdf)
 	progress_kdf(t->o, t->prog, "trying", slot, kdf);
 }
 
-/* see common.h */
-int common_unlock(const struct common_opts *o, const char *prog, int dfd,
+/*
+ * unlock() - common_unlock() and common_unlock_backup(): @dfd >= 0
+ * unlocks the cipher directory, else the header backup at @dir.
+ */
+static int unlock(const struct common_opts *o, const char *prog, int dfd,
 		  const char *dir, int slot, struct vol *v)
 {
 	struct common_pass cpass = {
@@ -243,13 +246,39 @@ int common_unlock(const struct common_opts *o, const char *prog, int dfd,
 	char err[1024];
 	int rc;
 
-	rc = vol_unlock(dfd, dir, &req, v, err, sizeof(err));
+	rc = dfd >= 0 ? vol_unlock(dfd, dir, &req, v, err, sizeof(err)) :
+	     vol_unlock_backup(dir, &req, v, err, sizeof(err));
 	progress_done();
-	if (rc) {
+	if (rc)
 		fprintf(stderr, "%s: %s\n", prog, err);
-		return exit_code_for(rc);
-	}
-	if (!v->info.copy_ok[0] && v->info.copy_ok[1])
+	return rc ? exit_code_for(rc) : 0;
+}
+
+/* see common.h */
+int common_unlock_backup(const struct common_opts *o, const char *prog,
+			 const char *path, int slot, struct vol *v)
+{
+	return unlock(o, prog, -1, path, slot, v);
+}
+
+/* see common.h */
+int common_unlock(const struct common_opts *o, const char *prog, int dfd,
+		  const char *dir, int slot, struct vol *v)
+{
+	int rc = unlock(o, prog, dfd, dir, slot, v);
+
+	if (rc)
+		return rc;
+	if (v->info.headerless)
+		fprintf(stderr, "%s: warning: %s has %s; opened with the volume "
+			"key alone, as its text describes the volume (%s "
+			"names). Write a new header: xtsfs-passwd --repair "
+			"--volume-key-file %s %s\n", prog, dir,
+			v->info.header_err == -ENOENT ? "no volume header" :
+			"a volume header corrupt in both copies",
+			v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES ? "plaintext" :
+			"encrypted", o->volume_key_file, dir);
+	else if (!v->info.copy_ok[0] && v->info.copy_ok[1])
 		fprintf(stderr, "%s: warning: %s/%s: the primary header copy "
 			"is damaged; the secondary was used (xtsfs-passwd "
 			"--repair rewrites both)\n", prog, dir,

@@ -171,6 +171,13 @@ struct vol;
 int common_unlock(const struct common_opts *o, const char *prog, int dfd,
 		  const char *dir, int slot, struct vol *v);
 
+/*
+ * common_unlock_backup() - common_unlock() of the header backup file at
+ * @path (FORMAT.md 2.7) rather than of a cipher directory.
+ */
+int common_unlock_backup(const struct common_opts *o, const char *prog,
+			 const char *path, int slot, struct vol *v);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

@@ -197,7 +197,9 @@ int main(int argc, char **argv)
 		return cli_expected(&cli, "one CIPHERDIR");
 	if (o.volume_key_file) {
 		fprintf(stderr, PROG ": --volume-key-file makes no sense here: "
-			"mkfs makes new keys\n");
+			"mkfs makes new keys (to write a new header for a volume whose "
+			"header is lost: xtsfs-passwd --repair "
+			"--volume-key-file FILE DIR)\n");
 		return XTSFS_EXIT_USAGE;
 	}
 	dir = argv[optind];

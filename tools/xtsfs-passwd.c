@@ -6,12 +6,15 @@
  * one atomic rewrite of the header (doc/FORMAT.md 2.1).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "probe.h"
 #include "volume.h"
 
 #define PROG "xtsfs-passwd"
@@ -24,9 +27,15 @@ enum {
 	OPT_TEST,
 	OPT_SLOT,
 	OPT_NEW_PASSFILE,
+	OPT_BACKUP,
+	OPT_RESTORE,
+	OPT_PRINT_KEY,
 };
 
-enum action { ACT_NONE, ACT_ADD, ACT_REMOVE, ACT_CHANGE, ACT_REPAIR, ACT_TEST };
+enum action {
+	ACT_NONE, ACT_ADD, ACT_REMOVE, ACT_CHANGE, ACT_REPAIR, ACT_TEST,
+	ACT_BACKUP, ACT_RESTORE, ACT_PRINT_KEY,
+};
 
 static const struct option longopts[] = {
 	{ "add", no_argument, NULL, 'a' },
@@ -34,6 +43,9 @@ static const struct option longopts[] = {
 	{ "change", no_argument, NULL, 'c' },
 	{ "repair", no_argument, NULL, OPT_REPAIR },
 	{ "test", no_argument, NULL, 't' },
+	{ "backup-header", required_argument, NULL, OPT_BACKUP },
+	{ "restore-header", required_argument, NULL, OPT_RESTORE },
+	{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
 	{ "slot", required_argument, NULL, 's' },
 	{ "new-passfile", required_argument, NULL, OPT_NEW_PASSFILE },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -60,9 +72,16 @@ static const struct cli cli = {
 "  -r, --remove=SLOT       remove key slot SLOT (0..7); never the last one\n"
 "  -c, --change            change the passphrase of the slot that opens\n"
 "                          (with --volume-key-file: of --slot N)\n"
-"      --repair            rewrite both header copies from the good one\n"
+"      --repair            rewrite both header copies from the good one;\n"
+"                          with --volume-key-file and no usable header,\n"
+"                          write a new header (new passphrase, same keys)\n"
 "  -t, --test              only check that the passphrase opens the volume\n"
 "                          and say which key slot it opens\n"
+"      --backup-header=FILE  save the header to FILE (a new file) and\n"
+"                          check that the copy opens\n"
+"      --restore-header=FILE  put the header saved in FILE back, once a\n"
+"                          passphrase opens it and it is this volume's\n"
+"      --print-volume-key  print the raw volume key (version 2 text)\n"
 "\n"
 "Options:\n"
 "  -s, --slot=N            unlock with slot N only; with --add: use slot N\n"
@@ -79,6 +98,8 @@ COMMON_KDF_HELP,
 "Examples:\n"
 "  " PROG " --add /srv/vault\n"
 "  " PROG " --remove 1 --passfile /root/vault.pass /srv/vault\n"
+"  " PROG " --backup-header /media/usb/vault.header /srv/vault\n"
+"  " PROG " --repair --volume-key-file vault.key /srv/vault\n"
 "\n"
 "Exit status: 0 ok, 1 failure, 2 bad usage, 4 wrong passphrase, 5 no\n"
 "volume, 6 corrupt header (or every key slot too costly), 8 no usable\n"
@@ -223,113 +244,361 @@ static void say_done(const struct common_opts *o, const struct vol *v,
 		       vol_file_name(&v->hdr));
 }
 
-int main(int argc, char **argv)
+/*
+ * --repair of a volume opened by its key alone (no usable header): a new
+ * header from the key text's description, with a new passphrase in
+ * key slot 0 (or --slot). The UUID is the key text's; a version 1 key
+ * has none, so the header gets a new one.
+ */
+static int new_header(struct common_opts *o, struct vol *v, int *slot,
+		      const char *newfile, const char *dir, char **pass,
+		      size_t *passlen)
 {
-	struct common_opts o;
-	enum action act = ACT_NONE;
-	int slot = -1, remove_slot = -1, opt, rc, dfd;
-	int ret = XTSFS_EXIT_FAILURE;
-	const char *dir, *newfile = NULL;
-	struct vol v = { 0 };
-	char *pass = NULL;
-	size_t passlen = 0;
+	static const uint8_t zero[16];
 
-	common_init(&o, PROG);
-	while ((opt = common_getopt(&cli, &o, argc, argv, &rc)) > 0) {
-		switch (opt) {
-		case 'a':
-		case 'c':
-		case 'r':
-		case 't':
-		case OPT_REPAIR:
-			if (act != ACT_NONE) {
-				fprintf(stderr, PROG ": give one action\n");
-				return XTSFS_EXIT_USAGE;
-			}
-			act = opt == 'a' ? ACT_ADD : opt == 'c' ? ACT_CHANGE :
-			      opt == 'r' ? ACT_REMOVE : opt == 't' ? ACT_TEST :
-			      ACT_REPAIR;
-			if (opt == 'r' && (remove_slot = parse_slot(optarg)) < 0) {
-				fprintf(stderr, PROG ": --remove: a slot "
-					"number 0..%d\n", VOL_MAX_SLOTS - 1);
-				return XTSFS_EXIT_USAGE;
-			}
-			break;
-		case 's':
-			slot = parse_slot(optarg);
-			if (slot < 0) {
-				fprintf(stderr, PROG ": --slot: a slot number "
-					"0..%d\n", VOL_MAX_SLOTS - 1);
-				return XTSFS_EXIT_USAGE;
-			}
-			break;
-		case OPT_NEW_PASSFILE:
-			newfile = optarg;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
+	v->hdr.file = NULL; /* xtsfs.volume: a forward volume */
+	if (!memcmp(v->hdr.uuid, zero, 16) &&
+	    getrandom(v->hdr.uuid, 16, 0) != 16) {
+		fprintf(stderr, PROG ": getrandom: %s\n", strerror(errno));
+		return XTSFS_EXIT_FAILURE;
+	}
+	return store_slot(o, v, ACT_ADD, slot, newfile, dir, pass, passlen);
+}
+
+/*
+ * write_new_file() - @len bytes to a new file @path (mode 0600, never
+ * over an existing one), fsynced.
+ */
+static int write_new_file(const char *path, const uint8_t *p, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len && !err) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		else if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		}
+	}
+	if (!err && fsync(fd) != 0)
+		err = -errno;
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
+}
+
+/*
+ * --backup-header FILE: both copies as the copy in use (FORMAT.md 2.7),
+ * then read back: it must parse, carry this volume's UUID and pass the
+ * MAC under this volume's header key.
+ */
+static int backup_header(const struct common_opts *o, const struct vol *v,
+			 const char *dir, const char *file)
+{
+	uint8_t buf[VOL_FILE_SIZE];
+	struct vol_header h;
+	struct vol_read_info info;
+	char uuid[37];
+	int rc;
+
+	memcpy(buf, v->hdr.raw, VOL_COPY_SIZE);
+	memcpy(buf + VOL_COPY_SIZE, v->hdr.raw, VOL_COPY_SIZE);
+	rc = write_new_file(file, buf, sizeof(buf));
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s%s\n", file, strerror(-rc),
+			rc == -EEXIST ? " (a backup never replaces a file)" : "");
+		return XTSFS_EXIT_FAILURE;
+	}
+	rc = vol_read_path(file, &h, &info);
+	if (rc || !info.copy_ok[0] || !info.copy_ok[1] ||
+	    memcmp(h.uuid, v->hdr.uuid, 16) || !vol_verify_mac(&h, v->keys)) {
+		fprintf(stderr, PROG ": %s: the backup does not read back as "
+			"this volume's header (%s); removed\n", file,
+			rc ? vol_strerror(rc) : "it differs");
+		unlink(file);
+		return XTSFS_EXIT_FAILURE;
+	}
+	vol_uuid_format(uuid, h.uuid);
+	if (!o->quiet)
+		printf("Saved the header of %s (UUID %s, %d key slot%s) to %s.\n"
+		       "It opens with the passphrases the volume has now, even "
+		       "after they are\nremoved from the volume: keep it as "
+		       "safe as the volume key.\n", dir, uuid,
+		       vol_slot_count(&h), vol_slot_count(&h) == 1 ? "" : "s",
+		       file);
+	return 0;
+}
+
+/*
+ * Whether the header backup @b belongs to the cipher directory @dfd:
+ * its current header, if one copy still reads, has the same UUID; else
+ * its root's names must not contradict the backup's keys and flags.
+ * *@file: the header file name to write.
+ */
+static int backup_belongs(int dfd, const char *dir, const struct vol *b,
+			  const char *bfile, const char **file)
+{
+	struct vol_header cur;
+	struct vol_read_info info;
+	char want[37], have[37];
+	const char *why;
+	int rc = vol_read(dfd, &cur, &info);
+
+	*file = rc == -ENOENT ? NULL : cur.file;
+	if (rc == 0 && memcmp(cur.uuid, b->hdr.uuid, 16)) {
+		vol_uuid_format(want, b->hdr.uuid);
+		vol_uuid_format(have, cur.uuid);
+		fprintf(stderr, PROG ": %s is a header of the volume with UUID "
+			"%s; %s is %s: refusing\n", bfile, want, dir, have);
+		return XTSFS_EXIT_USAGE;
+	}
+	if (rc == 0)
+		return 0;
+	rc = vol_probe(dfd, b->keys, b->hdr.flags, &why);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s does not fit %s: %s\n", bfile, dir,
+			rc == -EKEYREJECTED ? why : strerror(-rc));
+		return rc == -EKEYREJECTED ? XTSFS_EXIT_USAGE : XTSFS_EXIT_FAILURE;
+	}
+	/* No header to tell: a reverse-mode header stays in its place. */
+	if (!*file && rc == 0 && (b->hdr.flags & VOL_FLAG_REVERSE))
+		*file = VOL_REVERSE_NAME;
+	return 0;
+}
+
+/*
+ * --restore-header FILE: unlock the backup (the passphrase must open
+ * one of its slots), check that it is this volume's, then write it as
+ * the header (both copies, atomically).
+ */
+static int restore_header(const struct common_opts *o, int dfd,
+			  const char *dir, const char *bfile, int slot)
+{
+	struct vol b = { 0 };
+	const char *file;
+	int ret = common_unlock_backup(o, PROG, bfile, slot, &b), rc;
+
+	if (ret)
+		return ret;
+	ret = backup_belongs(dfd, dir, &b, bfile, &file);
+	if (!ret) {
+		b.hdr.file = file;
+		rc = vol_write(dfd, &b.hdr, b.keys);
+		if (rc) {
+			fprintf(stderr, PROG ": cannot write %s/%s: %s\n", dir,
+				vol_file_name(&b.hdr), strerror(-rc));
+			ret = XTSFS_EXIT_FAILURE;
+		} else if (!o->quiet) {
+			printf("Restored %s/%s from %s: the passphrases saved "
+			       "in it open the volume now.\n", dir,
+			       vol_file_name(&b.hdr), bfile);
+		}
+	}
+	vol_close(&b);
+	return ret;
+}
+
+/* --print-volume-key: the version 2 text (FORMAT.md 2.6) on stdout. */
+static int print_key(const struct vol *v)
+{
+	static const uint8_t zero[16];
+	struct vol_key_info ki;
+	char text[VOL_KEY_TEXT_SIZE];
+
+	if (v->info.headerless && !memcmp(v->hdr.uuid, zero, 16)) {
+		fprintf(stderr, PROG ": the volume has no header, and the key "
+			"text does not say its UUID: write a header first "
+			"(--repair), then print the key\n");
+		return XTSFS_EXIT_NOVOLUME;
+	}
+	vol_key_info_of(&ki, &v->hdr);
+	vol_key_format(text, v->keys, &ki);
+	fputs(text, stdout);
+	explicit_bzero(text, sizeof(text));
+	return fflush(stdout) ? XTSFS_EXIT_FAILURE : 0;
+}
+
+/* The command line, parsed. */
+struct args {
+	enum action act;
+	int slot, remove_slot;
+	const char *newfile;
+	const char *file; /* --backup-header, --restore-header */
+	const char *dir;
+};
+
+static int set_action(struct args *a, int opt, const char *arg)
+{
+	static const struct { int opt; enum action act; } map[] = {
+		{ 'a', ACT_ADD }, { 'c', ACT_CHANGE }, { 'r', ACT_REMOVE },
+		{ 't', ACT_TEST }, { OPT_REPAIR, ACT_REPAIR },
+		{ OPT_BACKUP, ACT_BACKUP }, { OPT_RESTORE, ACT_RESTORE },
+		{ OPT_PRINT_KEY, ACT_PRINT_KEY },
+	};
+
+	if (a->act != ACT_NONE) {
+		fprintf(stderr, PROG ": give one action\n");
+		return XTSFS_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].opt == opt)
+			a->act = map[i].act;
+	if (opt == OPT_BACKUP || opt == OPT_RESTORE)
+		a->file = arg;
+	if (opt == 'r' && (a->remove_slot = parse_slot(arg)) < 0) {
+		fprintf(stderr, PROG ": --remove: a slot number 0..%d\n",
+			VOL_MAX_SLOTS - 1);
+		return XTSFS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Return: 0, or the exit code for bad usage (after the message). */
+static int parse_args(struct common_opts *o, struct args *a, int argc,
+		      char **argv)
+{
+	int opt, rc;
+
+	while ((opt = common_getopt(&cli, o, argc, argv, &rc)) > 0) {
+		if (opt == 'a' || opt == 'c' || opt == 'r' || opt == 't' ||
+		    opt == OPT_REPAIR ||
+		    opt == OPT_BACKUP || opt == OPT_RESTORE ||
+		    opt == OPT_PRINT_KEY) {
+			rc = set_action(a, opt, optarg);
+			if (rc)
+				return rc;
+		} else if (opt == 's' && (a->slot = parse_slot(optarg)) < 0) {
+			fprintf(stderr, PROG ": --slot: a slot number 0..%d\n",
+				VOL_MAX_SLOTS - 1);
+			return XTSFS_EXIT_USAGE;
+		} else if (opt == OPT_NEW_PASSFILE) {
+			a->newfile = optarg;
+		} else if (opt == 'q') {
+			o->quiet = true;
 		}
 	}
 	if (opt < 0)
 		return rc;
-	if (act == ACT_NONE || optind + 1 != argc)
+	if (a->act == ACT_NONE || optind + 1 != argc)
 		return cli_expected(&cli, "an action and one CIPHERDIR");
-	dir = argv[optind];
-	common_warn_files(&o, PROG);
-	warn_secret_file(PROG, "passphrase", newfile);
-	/* the same cipher-core rules as every tool (--cipher, XTSFS_CIPHER) */
-	rc = common_choose_cipher(&o, PROG, NULL);
-	if (rc)
-		return rc;
-	dfd = open_cipherdir(PROG, dir);
-	if (dfd < 0)
-		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;
+	a->dir = argv[optind];
+	return 0;
+}
 
-	/* With --add, --slot names the destination, not the key to try. */
-	ret = common_unlock(&o, PROG, dfd, dir, act == ACT_ADD ? -1 : slot, &v);
-	if (ret)
-		goto out;
-	ret = XTSFS_EXIT_FAILURE;
-
-	switch (act) {
-	case ACT_TEST:
-		if (!o.quiet) {
-			if (v.slot >= 0)
-				printf("The passphrase opens key slot %d of %s\n",
-				       v.slot, dir);
-			else
-				printf("The volume key opens %s\n", dir);
-		}
-		ret = XTSFS_EXIT_OK;
-		goto out;
+/*
+ * The actions that change the header: the new header in v->hdr, to be
+ * written. Return: 0, or the exit code.
+ */
+static int change(struct common_opts *o, struct args *a, struct vol *v,
+		  char **pass, size_t *passlen)
+{
+	if (v->info.headerless && a->act != ACT_REPAIR) {
+		fprintf(stderr, PROG ": %s has no usable header; write one "
+			"first: " PROG " --repair --volume-key-file %s %s\n",
+			a->dir, o->volume_key_file, a->dir);
+		return XTSFS_EXIT_NOVOLUME;
+	}
+	switch (a->act) {
 	case ACT_REPAIR:
-		break;
+		return v->info.headerless ?
+		       new_header(o, v, &a->slot, a->newfile, a->dir, pass,
+				  passlen) : 0;
 	case ACT_REMOVE:
-		ret = remove_slot_of(&v, remove_slot);
-		if (ret)
-			goto out;
-		break;
+		return remove_slot_of(v, a->remove_slot);
 	case ACT_ADD:
 	case ACT_CHANGE:
-		ret = store_slot(&o, &v, act, &slot, newfile, dir, &pass,
-				 &passlen);
-		if (ret)
-			goto out;
-		break;
-	case ACT_NONE:
+		return store_slot(o, v, a->act, &a->slot, a->newfile, a->dir,
+				  pass, passlen);
+	default:
+		return XTSFS_EXIT_FAILURE;
+	}
+}
+
+/* The actions that only read: --test, --backup-header, --print-volume-key. */
+static int inspect(const struct common_opts *o, const struct args *a,
+		   const struct vol *v)
+{
+	if (a->act == ACT_PRINT_KEY)
+		return print_key(v);
+	if (v->info.headerless) {
+		fprintf(stderr, PROG ": %s has no usable header%s\n", a->dir,
+			a->act == ACT_BACKUP ? " to back up" : "");
+		if (a->act == ACT_BACKUP)
+			return XTSFS_EXIT_NOVOLUME;
+	}
+	if (a->act == ACT_BACKUP)
+		return backup_header(o, v, a->dir, a->file);
+	if (!o->quiet && v->slot >= 0)
+		printf("The passphrase opens key slot %d of %s\n", v->slot,
+		       a->dir);
+	else if (!o->quiet)
+		printf("The volume key opens %s\n", a->dir);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct common_opts o;
+	struct args a = { .slot = -1, .remove_slot = -1 };
+	struct vol v = { 0 };
+	char *pass = NULL;
+	size_t passlen = 0;
+	int ret, rc, dfd;
+	bool was_headerless;
+
+	common_init(&o, PROG);
+	ret = parse_args(&o, &a, argc, argv);
+	if (ret)
+		return ret;
+	common_warn_files(&o, PROG);
+	warn_secret_file(PROG, "passphrase", a.newfile);
+	/* the same cipher-core rules as every tool (--cipher, XTSFS_CIPHER) */
+	ret = common_choose_cipher(&o, PROG, NULL);
+	if (ret)
+		return ret;
+	dfd = open_cipherdir(PROG, a.dir);
+	if (dfd < 0)
+		return errno == ENOENT ? XTSFS_EXIT_NOVOLUME : XTSFS_EXIT_FAILURE;
+	if (a.act == ACT_RESTORE) {
+		ret = restore_header(&o, dfd, a.dir, a.file, a.slot);
+		close(dfd);
+		return ret;
+	}
+	/* With --add, --slot names the destination, not the key to try. */
+	ret = common_unlock(&o, PROG, dfd, a.dir, a.act == ACT_ADD ? -1 : a.slot,
+			    &v);
+	if (ret)
+		goto out;
+	if (a.act == ACT_TEST || a.act == ACT_BACKUP || a.act == ACT_PRINT_KEY) {
+		ret = inspect(&o, &a, &v);
 		goto out;
 	}
+	was_headerless = v.info.headerless;
+	ret = change(&o, &a, &v, &pass, &passlen);
+	if (ret)
+		goto out;
 	ret = XTSFS_EXIT_FAILURE;
 	rc = vol_write(dfd, &v.hdr, v.keys);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot write %s/%s: %s (the old header "
-			"is unchanged)\n", dir, vol_file_name(&v.hdr), strerror(-rc));
+			"is unchanged)\n", a.dir, vol_file_name(&v.hdr),
+			strerror(-rc));
 		goto out;
 	}
-	if (!o.quiet)
-		say_done(&o, &v, act, act == ACT_REMOVE ? remove_slot : slot,
-			 dir);
+	if (!o.quiet && was_headerless)
+		printf("Wrote a new header %s/%s with key slot %d\n", a.dir,
+		       vol_file_name(&v.hdr), a.slot);
+	else if (!o.quiet)
+		say_done(&o, &v, a.act, a.act == ACT_REMOVE ? a.remove_slot :
+			 a.slot, a.dir);
 	ret = XTSFS_EXIT_OK;
 out:
 	pass_free(pass);

@@ -703,6 +703,13 @@ static int serve(struct opts *o, int report_fd)
 	 * .xtsfs.volume; a backup of its view has xtsfs.volume and mounts
 	 * normally.
 	 */
+	if (o->reverse && v.info.headerless) {
+		fprintf(stderr, PROG ": %s: reverse mode shows the header in "
+			"its view, so it needs one: restore .xtsfs.volume from "
+			"a header backup\n", o->cipherdir);
+		ret = XTSFS_EXIT_NOVOLUME;
+		goto out;
+	}
 	if (o->reverse != !strcmp(vol_file_name(&v.hdr), VOL_REVERSE_NAME)) {
 		fprintf(stderr, o->reverse ?
 			PROG ": %s is not a plaintext directory made with "

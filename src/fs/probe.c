@@ -21,6 +21,7 @@ struct probe {
 	const struct names_ctx *names;
 	int dirfd;
 	unsigned long tried;    /* root entries that could be stored names */
+	bool saw_plain;         /* a root entry that cannot be one */
 	unsigned int subdirs;   /* subdirectories looked into */
 };
 
@@ -88,8 +89,12 @@ static int probe_entry(struct probe *p, const struct dirent *de, bool plain,
 	    (names_is_internal(n) && !names_is_long(n)))
 		return 0;
 	if (!plain) {
-		if (!names_is_long(n) && !looks_stored(n))
+		if (!names_is_long(n) && !looks_stored(n)) {
+			/* lost+found: the root of an ext4 filesystem */
+			if (strcmp(n, "lost+found"))
+				p->saw_plain = true;
 			return 0;
+		}
 		p->tried++;
 		return decrypts(p, n) ? 1 : 0;
 	}
@@ -142,6 +147,10 @@ int vol_probe(int dirfd, const struct vol_keys *keys, uint32_t flags,
 		*why = "none of the names in its root decrypts with this key "
 		       "(a key of another volume, or a volume with plaintext "
 		       "names)";
+		rc = -EKEYREJECTED;
+	} else if (rc == 0 && p.saw_plain) {
+		*why = "its root holds names that are not encrypted, and none "
+		       "that is (a volume with plaintext names?)";
 		rc = -EKEYREJECTED;
 	}
 	return rc;

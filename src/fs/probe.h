@@ -18,7 +18,9 @@
  * @keys and @flags (VOL_FLAG_*).
  * Encrypted names: a stored name in the root (or a long name's sidecar)
  * that decrypts under the root dirid proves both the names key and the
- * flag; root entries none of which decrypt are evidence against.
+ * flag; without such a proof, root entries that look like stored names
+ * but do not decrypt, or names that cannot be stored names (but
+ * lost+found and xtsfs's own), are evidence against.
  * Plaintext names: an entry that decrypts, an "xtsfs.long.*" entry, or a
  * subdirectory holding "xtsfs.dirid" is evidence against; nothing can
  * prove the key there (its names are not encrypted).

@@ -645,13 +645,26 @@ static int unlock_headerless(int dirfd, const char *dirpath, int why_none,
 	if (ki.text_version == 1)
 		ki.flags = 0; /* to be proven by the names */
 	rc = vol_probe(dirfd, v->keys, ki.flags, &why);
+	/*
+	 * Unproven is enough only for what the key text fully describes:
+	 * not a version 1 key, and not a reverse-mode volume, whose
+	 * plaintext directory (header .xtsfs.volume) must never be mounted
+	 * as if it held ciphertext.
+	 */
 	if (rc == 0 && ki.text_version == 1)
 		why = "it is a version 1 key (bare hex digits), which does not "
 		      "say how the volume was made, and no name in the root "
 		      "proves encrypted names; print a version 2 key from a "
 		      "header backup (xtsfs-passwd --print-volume-key), or "
 		      "add its first line by hand (doc/FORMAT.md 2.6)";
-	if (rc < 0 || (rc == 0 && ki.text_version == 1)) {
+	else if (rc == 0 && (ki.flags & VOL_FLAG_REVERSE))
+		why = "the volume was made for reverse mode, and no name in "
+		      "the root proves that this is a copy of its view rather "
+		      "than its plaintext directory; restore the header from "
+		      "a backup";
+	else if (rc == 0)
+		why = NULL;
+	if (rc < 0 || (rc == 0 && why)) {
 		snprintf(err, errlen, "%s has no usable volume header (%s), "
 			 "and %s cannot stand in for it: %s", dirpath,
 			 why_none == -ENOENT ? "none" : "both copies corrupt",

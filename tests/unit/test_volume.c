@@ -845,6 +845,10 @@ static void check_headerless(void)
 	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0,
 	      "junk in the root: %s", err);
 	vol_close(&v);
+	/* plaintext names and nothing else: a wrong guess of the flags */
+	CHECK(write_file(dfd, "notes.txt", (const uint8_t *)"", 0) == 0, "plain");
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == -EACCES &&
+	      strstr(err, "not encrypted"), "plaintext root: %s", err);
 	/* a name another key made: the key does not fit */
 	CHECK(write_file(dfd, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 			 (const uint8_t *)"", 0) == 0, "foreign");
@@ -852,6 +856,7 @@ static void check_headerless(void)
 	      strstr(err, "none of the names"), "foreign names: %s", err);
 	/* one name of this volume proves key and flags, v1 keys too */
 	make_entry(dfd, "hello.txt");
+	/* notes.txt is still there: a proof outweighs junk */
 	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0,
 	      "proven: %s", err);
 	vol_close(&v);
