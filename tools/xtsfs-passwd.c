@@ -363,14 +363,21 @@ static int backup_belongs(int dfd, const char *dir, const struct vol *b,
 	if (rc == 0)
 		return 0;
 	rc = vol_probe(dfd, b->keys, b->hdr.flags, &why);
+	/*
+	 * A reverse-mode header belongs either in a copy of a view (its
+	 * names decrypt) or in the plaintext directory, as .xtsfs.volume:
+	 * there, nothing is encrypted to prove or contradict the keys.
+	 */
+	if (rc != 1 && (b->hdr.flags & VOL_FLAG_REVERSE) && !*file &&
+	    vol_probe(dfd, b->keys, VOL_FLAG_PLAINTEXT_NAMES, &why) == 0) {
+		*file = VOL_REVERSE_NAME;
+		return 0;
+	}
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s does not fit %s: %s\n", bfile, dir,
 			rc == -EKEYREJECTED ? why : strerror(-rc));
 		return rc == -EKEYREJECTED ? XTSFS_EXIT_USAGE : XTSFS_EXIT_FAILURE;
 	}
-	/* No header to tell: a reverse-mode header stays in its place. */
-	if (!*file && rc == 0 && (b->hdr.flags & VOL_FLAG_REVERSE))
-		*file = VOL_REVERSE_NAME;
 	return 0;
 }
 
