@@ -468,9 +468,12 @@ static int set_action(struct args *a, int opt, const char *arg)
 	return 0;
 }
 
-/* Return: 0, or the exit code for bad usage (after the message). */
+/*
+ * Return: 1 go on; 0 stop with exit code *@code (--help, --version, bad
+ * usage: the message is printed).
+ */
 static int parse_args(struct common_opts *o, struct args *a, int argc,
-		      char **argv)
+		      char **argv, int *code)
 {
 	int opt, rc;
 
@@ -479,25 +482,30 @@ static int parse_args(struct common_opts *o, struct args *a, int argc,
 		    opt == OPT_REPAIR ||
 		    opt == OPT_BACKUP || opt == OPT_RESTORE ||
 		    opt == OPT_PRINT_KEY) {
-			rc = set_action(a, opt, optarg);
-			if (rc)
-				return rc;
+			*code = set_action(a, opt, optarg);
+			if (*code)
+				return 0;
 		} else if (opt == 's' && (a->slot = parse_slot(optarg)) < 0) {
 			fprintf(stderr, PROG ": --slot: a slot number 0..%d\n",
 				VOL_MAX_SLOTS - 1);
-			return XTSFS_EXIT_USAGE;
+			*code = XTSFS_EXIT_USAGE;
+			return 0;
 		} else if (opt == OPT_NEW_PASSFILE) {
 			a->newfile = optarg;
 		} else if (opt == 'q') {
 			o->quiet = true;
 		}
 	}
-	if (opt < 0)
-		return rc;
-	if (a->act == ACT_NONE || optind + 1 != argc)
-		return cli_expected(&cli, "an action and one CIPHERDIR");
+	if (opt < 0) {
+		*code = rc;
+		return 0;
+	}
+	if (a->act == ACT_NONE || optind + 1 != argc) {
+		*code = cli_expected(&cli, "an action and one CIPHERDIR");
+		return 0;
+	}
 	a->dir = argv[optind];
-	return 0;
+	return 1;
 }
 
 /*
@@ -562,8 +570,7 @@ int main(int argc, char **argv)
 	bool was_headerless;
 
 	common_init(&o, PROG);
-	ret = parse_args(&o, &a, argc, argv);
-	if (ret)
+	if (!parse_args(&o, &a, argc, argv, &ret))
 		return ret;
 	common_warn_files(&o, PROG);
 	warn_secret_file(PROG, "passphrase", a.newfile);

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -441,20 +442,30 @@ static const char *decrypt_name(const char *stored, size_t slen,
 }
 
 /* ------------------------------------------------------------------ */
-/* Volume key file (2.4) */
+/* Volume key file (2.4, 2.6) */
 
-static void read_key_file(const char *path)
+/*
+ * One line of a key text: '#' starts a comment; the description line
+ * ("xtsfs-key v2 ...") and the check value ("check=...") of a version 2
+ * text are skipped (this reader takes the flags from the header, which
+ * the header MAC authenticates); every other character must be a hex
+ * digit or a separator.
+ */
+static void key_line(const char *path, char *line, int *hi, size_t *nb)
 {
-	FILE *f = fopen(path, "r");
-	int c, hi = -1;
-	size_t nb = 0;
+	char *hash = strchr(line, '#');
+	const char *p = line;
 
-	if (!f)
-		die("%s: cannot open the volume key file: %s", path, strerror(errno));
-	while ((c = fgetc(f)) != EOF) {
-		int v;
+	if (hash)
+		*hash = '\0';
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!strncasecmp(p, "xtsfs-key", 9) || !strncasecmp(p, "check=", 6))
+		return;
+	for (; *p; p++) {
+		int c = (unsigned char)*p, v;
 
-		if (c == ' ' || c == '\n' || c == '\r' || c == '-')
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '-')
 			continue;
 		if (c >= '0' && c <= '9')
 			v = c - '0';
@@ -462,24 +473,33 @@ static void read_key_file(const char *path)
 			v = c - 'a' + 10;
 		else if (c >= 'A' && c <= 'F')
 			v = c - 'A' + 10;
-		else {
-			fclose(f);
+		else
 			die("%s: not a volume key: unexpected character 0x%02x "
 			    "(only hex digits, spaces, line ends and '-' are allowed)",
 			    path, (unsigned)c);
-		}
-		if (nb == BLOB_SIZE) {
-			fclose(f);
+		if (*nb == BLOB_SIZE)
 			die("%s: not a volume key: more than %d hex digits",
 			    path, 2 * BLOB_SIZE);
-		}
-		if (hi < 0) {
-			hi = v;
+		if (*hi < 0) {
+			*hi = v;
 		} else {
-			g_blob[nb++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
+			g_blob[(*nb)++] = (uint8_t)(*hi << 4 | v);
+			*hi = -1;
 		}
 	}
+}
+
+static void read_key_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int hi = -1;
+	size_t nb = 0;
+
+	if (!f)
+		die("%s: cannot open the volume key file: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		key_line(path, line, &hi, &nb);
 	fclose(f);
 	if (nb != BLOB_SIZE || hi >= 0)
 		die("%s: not a volume key: expected %d hex digits", path,
