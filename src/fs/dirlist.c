@@ -134,9 +134,8 @@ int xm_dir_peek(struct xmount *m, struct xnode *dir, struct xdir *d,
 		if (!rc)
 			break;
 		if (rc < 0)
-			xm_log(m, LOG_WARNING, "directory (lower inode %llu): "
-			       "entry %s cannot be decrypted; skipped",
-			       (unsigned long long)dir->node.k2, lower);
+			report_bad(m, dir->node.k2, lower,
+				   "cannot be decrypted; skipped");
 		d->offset = d->entry->d_off;
 		d->entry = NULL;
 	}

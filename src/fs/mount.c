@@ -99,6 +99,71 @@ void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ---- damaged entries, logged once --------------------------------------- */
+
+#define REPORTED_MAX 4096 /* a power of two; beyond it, one last line */
+
+struct xm_reported {
+	pthread_mutex_t lock;
+	unsigned int n;
+	bool full;                  /* the "no more" line was logged */
+	uint64_t key[REPORTED_MAX]; /* open addressing; 0 = free */
+};
+
+/* FNV-1a of the directory and the name: which entry was reported. */
+static uint64_t report_key(uint64_t dir_ino, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ dir_ino;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* Whether @key is new (and now remembered); *@full: no room left. */
+static bool report_first(struct xm_reported *r, uint64_t key, bool *full)
+{
+	unsigned int i = (unsigned int)key & (REPORTED_MAX - 1);
+	bool first = true;
+
+	*full = false;
+	pthread_mutex_lock(&r->lock);
+	while (r->key[i] && r->key[i] != key)
+		i = (i + 1) & (REPORTED_MAX - 1);
+	if (r->key[i]) {
+		first = false;
+	} else if (r->n >= REPORTED_MAX / 2) {
+		first = !r->full;
+		*full = first;
+		r->full = true;
+	} else {
+		r->key[i] = key;
+		r->n++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return first;
+}
+
+/* see mount_int.h */
+void report_bad(struct xmount *m, uint64_t dir_ino, const char *lower,
+		const char *what)
+{
+	bool full;
+
+	if (m->reported &&
+	    !report_first(m->reported, report_key(dir_ino, lower), &full))
+		return;
+	if (m->reported && full) {
+		xm_log(m, LOG_WARNING, "more damaged entries than are logged; "
+		       "xtsfs-fsck %s lists them all", m->cipherdir);
+		return;
+	}
+	xm_log(m, LOG_WARNING, "directory (lower inode %llu): entry \"%s\" %s "
+	       "(logged once; xtsfs-fsck %s checks the whole volume)",
+	       (unsigned long long)dir_ino, lower, what,
+	       m->cipherdir ? m->cipherdir : "CIPHERDIR");
+}
+
 /* ---- the inode table (itable.h) ------------------------------------------ */
 
 static struct xnode *xnode_of(struct itable_node *n)
@@ -199,6 +264,10 @@ int xm_init(struct xmount *m)
 	err = itable_init(&m->inodes, 1024);
 	if (err)
 		return err;
+	m->reported = calloc(1, sizeof(*m->reported));
+	if (!m->reported)
+		return -ENOMEM;
+	pthread_mutex_init(&m->reported->lock, NULL);
 	if (fstatat(m->root_fd, "", &st, AT_EMPTY_PATH) != 0)
 		return -errno;
 	/* the root is never in the table: the front end names it, forever */
@@ -244,6 +313,10 @@ void xm_destroy(struct xmount *m)
 	if (m->root)
 		node_free(m->root); /* closes root_fd */
 	m->root = NULL;
+	if (m->reported)
+		pthread_mutex_destroy(&m->reported->lock);
+	free(m->reported);
+	m->reported = NULL;
 }
 
 /* ---- names -------------------------------------------------------------- */
@@ -264,11 +337,9 @@ static int dirid_load(struct xmount *m, struct xnode *dir, uint8_t out[16],
 			dir->dirid_ok = true;
 		} else {
 			if (!quiet)
-				xm_log(m, LOG_ERR, "directory (lower inode "
-					"%llu): %s missing or damaged: its names "
-					"cannot be decrypted",
-					(unsigned long long)dir->node.k2,
-					NAMES_DIRID_FILE);
+				report_bad(m, dir->node.k2, NAMES_DIRID_FILE,
+					   "is missing or damaged: no name in "
+					   "the directory can be decrypted");
 			err = -EIO;
 		}
 	}

@@ -80,6 +80,7 @@ struct xmount {
 	struct dirops dops;           /* directory operations */
 	struct xnode *root;           /* the root, never in the table */
 	struct itable inodes;         /* every other node the kernel knows */
+	struct xm_reported *reported; /* damaged entries logged (mount.c) */
 };
 
 /*

@@ -25,6 +25,15 @@ int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
  * Decrypt lower entry @lower of @dir into @out. Return 0, 1 to skip it
  * silently (our own files), or -errno (-EIO: no dirid).
  */
+/*
+ * report_bad() - log that entry @lower of the lower directory @dir_ino
+ * is damaged (@what: "cannot be decrypted; skipped"), once per mount:
+ * every listing finds it again, and the log should show each problem,
+ * not its repetitions. Points at xtsfs-fsck, which checks them all.
+ */
+void report_bad(struct xmount *m, uint64_t dir_ino, const char *lower,
+		const char *what);
+
 int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 	     char out[256]);
 

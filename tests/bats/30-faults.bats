@@ -242,6 +242,8 @@ PY
 	echo junk >"$ld/$bogus"
 	echo junk >"$ld/not base64!"
 	mkdir "$ld/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	# a name that would drive a terminal showing the log
+	echo junk >"$ld/$(printf 'esc[31mred')"
 	start_fg "$C" "$M"
 	run ls -A "$M"
 	[ "$status" -eq 0 ]
@@ -254,8 +256,17 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | grep -c -e ' one$' -e ' two$' -e ' three$')" -eq 3 ]
 	[ "$(cat "$M/d/two")" = two ]
-	grep -q "entry $bogus cannot be decrypted; skipped" "$T/daemon.log"
-	grep -q "entry not base64! cannot be decrypted" "$T/daemon.log"
+	grep -q "entry \"$bogus\" cannot be decrypted; skipped" "$T/daemon.log"
+	grep -q 'entry "not base64!" cannot be decrypted' "$T/daemon.log"
+	# escaped, and pointing at the checker
+	grep -qF 'entry "esc\x1b[31mred" cannot be decrypted' "$T/daemon.log"
+	! grep -q "$(printf '\033')" "$T/daemon.log"
+	grep -q "logged once; xtsfs-fsck $C checks the whole volume" "$T/daemon.log"
+	# listed again and again, logged once per mount
+	ls -A "$M/d" "$M" >/dev/null
+	ls -lA "$M/d" >/dev/null
+	[ "$(grep -c "entry \"$bogus\"" "$T/daemon.log")" -eq 2 ] # root and d
+	[ "$(grep -c 'entry "not base64!"' "$T/daemon.log")" -eq 1 ]
 	# the bogus entries are left alone
 	[ -f "$C/$bogus" ]
 	[ -f "$ld/$bogus" ]
@@ -282,7 +293,8 @@ PY
 	run ls -A "$M"
 	[ "$status" -eq 0 ]
 	[ "$output" = short ]
-	[ "$(grep -c 'cannot be decrypted; skipped' "$T/daemon.log")" -ge 2 ]
+	ls -A "$M" >/dev/null
+	[ "$(grep -c 'cannot be decrypted; skipped' "$T/daemon.log")" -eq 2 ]
 	[ "$(cat "$M/short")" = 3 ]
 }
 
