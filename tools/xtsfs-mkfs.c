@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "rview.h"
 #include "volume.h"
 
 #define PROG "xtsfs-mkfs"
@@ -94,15 +95,45 @@ static int dir_is_empty(int fd)
  * yet, empty unless @reverse or @force, writable. Return: 0 or the exit
  * code, said on stderr.
  */
-static int check_dir(int dfd, const char *dir, bool reverse, bool force)
+/* Whether @name in @dfd begins as a volume header does (its magic). */
+static bool looks_like_header(int dfd, const char *name)
+{
+	char magic[8];
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			O_NOCTTY | O_CLOEXEC);
+	bool yes = false;
+
+	if (fd >= 0) {
+		yes = read(fd, magic, 8) == 8 && !memcmp(magic, "XTSFSVOL", 8);
+		close(fd);
+	}
+	return yes;
+}
+
+static int check_dir(int dfd, const char *dir, bool reverse, bool plaintext,
+		     bool force)
 {
 	struct stat st;
+	const char *clash;
 	int rc;
 
-	if (fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	    fstatat(dfd, VOL_REVERSE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	/*
+	 * Any header, even a damaged one; but in a plaintext directory a
+	 * file of the user's that only has the name xtsfs.volume is data,
+	 * for reverse mode to show encrypted.
+	 */
+	if (fstatat(dfd, VOL_REVERSE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    (reverse ? looks_like_header(dfd, VOL_FILE_NAME) :
+	     fstatat(dfd, VOL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
 		fprintf(stderr, PROG ": %s already holds an xtsfs volume "
 			"header; refusing to overwrite it\n", dir);
+		return XTSFS_EXIT_EXISTS;
+	}
+	clash = reverse && plaintext ? rfs_reserved_clash(dfd) : NULL;
+	if (clash) {
+		fprintf(stderr, PROG ": %s/%s: with plaintext names, reverse "
+			"mode cannot show a file of this name (the view's header "
+			"has it); rename it first\n", dir, clash);
 		return XTSFS_EXIT_EXISTS;
 	}
 	/* reverse mode encrypts a directory that already holds the data */
@@ -216,7 +247,7 @@ int main(int argc, char **argv)
 	dfd = open_cipherdir(PROG, dir);
 	if (dfd < 0)
 		return XTSFS_EXIT_FAILURE;
-	ret = check_dir(dfd, dir, reverse, force);
+	ret = check_dir(dfd, dir, reverse, plaintext, force);
 	if (ret)
 		goto out;
 	ret = XTSFS_EXIT_FAILURE;

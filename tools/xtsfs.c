@@ -619,6 +619,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	char *fsopts = NULL, *mnt_canon = NULL;
+	const char *clash;
 	bool plain_names = v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
@@ -632,6 +633,15 @@ static int serve_reverse(struct opts *o, int report_fd,
 		goto out;
 	}
 	fs.root_fd = open(o->cipherdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	clash = plain_names && fs.root_fd >= 0 ?
+		rfs_reserved_clash(fs.root_fd) : NULL;
+	if (clash) {
+		fprintf(stderr, PROG ": %s/%s: with plaintext names the view "
+			"cannot show a file of this name (the view's header "
+			"has it); rename it\n", o->cipherdir, clash);
+		ret = XTSFS_EXIT_USAGE;
+		goto out;
+	}
 	fs.xts = xts;
 	fs.names = plain_names ? NULL : names;
 	fs.xattr_names = names;
@@ -639,8 +649,9 @@ static int serve_reverse(struct opts *o, int report_fd,
 	fs.mountpoint = o->mountpoint;
 	fs.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
 	fs.readahead.read_ahead_kb = (unsigned)o->read_ahead_kb;
-	if (fs.root_fd < 0 || rfs_init(&fs) != 0) {
-		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(errno));
+	rc = fs.root_fd < 0 ? -errno : rfs_init(&fs);
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o->cipherdir, strerror(-rc));
 		goto out;
 	}
 	o->readonly = true; /* the view is read-only, whatever -o says */

@@ -227,11 +227,37 @@ static int dirid_of(struct rfs *fs, struct rinode *dir, uint8_t out[16])
 
 /* ---- names ---------------------------------------------------------------- */
 
+/* see rview.h */
+const char *rfs_reserved_clash(int root_fd)
+{
+	static const char *const names[] = { VOL_FILE_NAME, VOL_TMP_NAME };
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++)
+		if (fstatat(root_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return names[i];
+	return NULL;
+}
+
+/*
+ * Plaintext entries the view never shows: the header file (shown as
+ * xtsfs.volume instead) and its temp file; with plaintext names also
+ * what would clash with the view's own root names, made after the
+ * mount (rfs_reserved_clash() refuses them before).
+ */
 static bool hidden_plain(const struct rfs *fs, const struct rinode *dir,
 			 const char *name)
 {
-	return dir == fs->root && (!strcmp(name, VOL_REVERSE_NAME) ||
-				   !strcmp(name, VOL_REVERSE_TMP_NAME));
+	if (dir != fs->root)
+		return false;
+	if (!strcmp(name, VOL_REVERSE_NAME) || !strcmp(name, VOL_REVERSE_TMP_NAME))
+		return true;
+	if (fs->names || (strcmp(name, VOL_FILE_NAME) && strcmp(name, VOL_TMP_NAME)))
+		return false;
+	xlog(fs->mountpoint, LOG_ERR, "%s in the plaintext root cannot be "
+	     "shown in a view with plaintext names (the name is reserved); "
+	     "rename it", name);
+	return true;
 }
 
 /* View name of plaintext entry @name in @dir; @full for long names. */
@@ -647,7 +673,8 @@ int rfs_lookup(struct rfs *fs, struct rinode *dir, const char *n,
 	if (dir == fs->root && !strcmp(n, VOL_FILE_NAME))
 		return lookup_header(fs, out, st);
 	if (!fs->names)
-		return real_entry(fs, dir, n, out, st);
+		return hidden_plain(fs, dir, n) ? -ENOENT :
+		       real_entry(fs, dir, n, out, st);
 	if (dir != fs->root && !strcmp(n, NAMES_DIRID_FILE))
 		return lookup_dirid(fs, dir, out, st);
 	if (dir == fs->root && names_is_link_ref(n))

@@ -46,6 +46,15 @@ struct rfs {
 	struct itable inodes;           /* the rest, by (kind, k1, k2) */
 };
 
+/*
+ * rfs_reserved_clash() - with plaintext names, a plaintext root entry
+ * named xtsfs.volume or xtsfs.volume.tmp could not be in the view (the
+ * view's header has the one name, a mount of a copy hides the other:
+ * FORMAT.md 5.3), so reverse mode refuses such a directory.
+ * Return: the clashing name, or NULL.
+ */
+const char *rfs_reserved_clash(int root_fd);
+
 /* rfs_init() - the table and the root inode. Return: 0 or -errno. */
 int rfs_init(struct rfs *fs);
 

@@ -306,27 +306,48 @@ static int read_copies(int fd, struct vol_header *h, struct vol_read_info *info)
 	return err;
 }
 
-/* see volume.h */
-int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
+/* read_copies() of the header file @file in @dirfd, as vol_read() says. */
+static int read_named(int dirfd, const char *file, struct vol_header *h,
+		      struct vol_read_info *info)
 {
-	const char *file = VOL_FILE_NAME;
 	int fd, rc;
 
 	memset(info, 0, sizeof(*info));
-	fd = openat(dirfd, file, HDR_OPEN_FLAGS | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT) {
-		file = VOL_REVERSE_NAME;
-		fd = openat(dirfd, file, HDR_OPEN_FLAGS | O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT)
-			return -ENOENT;
-	}
 	h->file = file;
+	fd = openat(dirfd, file, HDR_OPEN_FLAGS | O_NOFOLLOW);
 	if (fd < 0 && errno == ELOOP)
 		info->file_refused = "a symbolic link, not a regular file";
 	if (fd < 0)
 		return errno == ELOOP ? -EBADMSG : -errno;
 	rc = read_copies(fd, h, info);
 	h->file = file;
+	return rc;
+}
+
+/* see volume.h */
+int vol_read(int dirfd, struct vol_header *h, struct vol_read_info *info)
+{
+	struct vol_header *alt;
+	struct vol_read_info alt_info;
+	int rc = read_named(dirfd, VOL_FILE_NAME, h, info);
+
+	if (rc == 0)
+		return 0;
+	/*
+	 * No valid xtsfs.volume: a plaintext directory for reverse mode
+	 * keeps .xtsfs.volume, and may hold a file of its own named
+	 * xtsfs.volume (with encrypted names the view shows it encrypted).
+	 */
+	alt = malloc(sizeof(*alt));
+	if (!alt)
+		return -ENOMEM;
+	if (read_named(dirfd, VOL_REVERSE_NAME, alt, &alt_info) == 0 ||
+	    rc == -ENOENT) {
+		rc = read_named(dirfd, VOL_REVERSE_NAME, h, info);
+		if (rc == -ENOENT)
+			h->file = VOL_FILE_NAME;
+	}
+	free(alt);
 	return rc;
 }
 

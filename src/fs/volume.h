@@ -120,8 +120,9 @@ void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
 bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys);
 
 /*
- * vol_read() - read CIPHERDIR/xtsfs.volume (or, if there is none, the
- * reverse-mode header .xtsfs.volume of a plaintext directory) and parse
+ * vol_read() - read CIPHERDIR/xtsfs.volume (or, if there is no valid
+ * one, the reverse-mode header .xtsfs.volume of a plaintext directory,
+ * which may hold a plaintext file of its own named xtsfs.volume) and parse
  * the best copy: the primary if it is valid, else the secondary. h->file
  * tells which file it was. Opened without blocking and never followed: a
  * symlink, FIFO, device, directory or socket (any of which whoever can

@@ -667,3 +667,47 @@ PY
 	[ "$status" -eq 0 ]
 	mountpoint -q "$T/v"
 }
+
+@test "reverse: plaintext files named xtsfs.volume and xtsfs.volume.tmp are data, restored intact from a copy of the view" {
+	mkdir "$T/p"
+	echo "my own file" >"$T/p/xtsfs.volume"
+	echo "another" >"$T/p/xtsfs.volume.tmp"
+	echo other >"$T/p/other"
+	xtsfs-mkfs -q "${KDF[@]}" --reverse --passfile "$T/pass" "$T/p"
+	rv_mount "$T/p" "$T/v"
+	cmp "$T/v/xtsfs.volume" "$T/p/.xtsfs.volume"
+	[ ! -e "$T/v/xtsfs.volume.tmp" ]
+	rsync -a "$T/v/" "$T/b/"
+	mount_vol "$T/b" "$T/mb"
+	[ "$(cat "$T/mb/xtsfs.volume")" = "my own file" ]
+	[ "$(cat "$T/mb/xtsfs.volume.tmp")" = another ]
+	[ "$(cat "$T/mb/other")" = other ]
+	# the header is found past the plaintext file of that name
+	run xtsfs-passwd --test --passfile "$T/pass" "$T/p"
+	[ "$status" -eq 0 ]
+}
+
+@test "reverse with plaintext names: a root file named xtsfs.volume or xtsfs.volume.tmp is refused clearly, not lost" {
+	mkdir "$T/p" "$T/v"
+	track_mount "$T/v"
+	echo data >"$T/p/xtsfs.volume.tmp"
+	run xtsfs-mkfs -q "${KDF[@]}" --reverse --plaintext-names --passfile "$T/pass" "$T/p"
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"$T/p/xtsfs.volume.tmp: with plaintext names, reverse mode cannot show a file of this name"* ]]
+	[ ! -e "$T/p/.xtsfs.volume" ]
+	mv "$T/p/xtsfs.volume.tmp" "$T/p/renamed"
+	xtsfs-mkfs -q "${KDF[@]}" --reverse --plaintext-names --passfile "$T/pass" "$T/p"
+	# made after mkfs: the mount refuses
+	echo data >"$T/p/xtsfs.volume"
+	run xtsfs --reverse --passfile "$T/pass" "$T/p" "$T/v"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"$T/p/xtsfs.volume: with plaintext names the view cannot show a file of this name"* ]]
+	! mountpoint -q "$T/v"
+	rm "$T/p/xtsfs.volume"
+	xtsfs --reverse --passfile "$T/pass" "$T/p" "$T/v"
+	# made while mounted: not shown (and logged), never shown twice
+	echo data >"$T/p/xtsfs.volume.tmp"
+	[ "$(ls -A "$T/v" | LC_ALL=C sort | tr '\n' ' ')" = "renamed xtsfs.volume " ]
+	[ ! -e "$T/v/xtsfs.volume.tmp" ]
+	cmp "$T/v/xtsfs.volume" "$T/p/.xtsfs.volume"
+}
