@@ -69,7 +69,11 @@ void rfs_release(struct rfs *fs, uint64_t fh)
 		close((int)fh);
 }
 
-/* Mark the units [u0, u0 + n) of plaintext @fd that are holes. */
+/*
+ * Mark the units [u0, u0 + n) of plaintext @fd that are holes: those
+ * whose whole plaintext range lseek(2) SEEK_DATA/SEEK_HOLE reports as a
+ * hole now (FORMAT.md 5.3).
+ */
 static void find_holes(int fd, uint64_t psize, uint64_t u0, uint64_t n,
 		       bool *hole)
 {
@@ -80,6 +84,14 @@ static void find_holes(int fd, uint64_t psize, uint64_t u0, uint64_t n,
 	while (pos < end) {
 		off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
 		uint64_t dd = d < 0 ? end : (uint64_t)d;
+
+		/*
+		 * ENXIO: no data from pos to the end of the file, a hole.
+		 * Any other failure tells nothing: the rest is data (read and
+		 * encrypted), never zeros shown in place of data.
+		 */
+		if (d < 0 && errno != ENXIO)
+			break;
 
 		/* units wholly inside [pos, dd) are holes */
 		/* from the first unit that starts at or after pos */

@@ -235,6 +235,42 @@ static void drop_check(char *text)
 	*strstr(text, "check=") = '\0';
 }
 
+/* The example of FORMAT.md 2.6: blob bytes 00..9f, that UUID. */
+static void check_keytext_kat(void)
+{
+	static const char want[] =
+"xtsfs-key v2 format=1 flags=0x00000000 uuid=00112233-4455-6677-8899-aabbccddeeff\n"
+"00010203-04050607-08090a0b-0c0d0e0f\n"
+"10111213-14151617-18191a1b-1c1d1e1f\n"
+"20212223-24252627-28292a2b-2c2d2e2f\n"
+"30313233-34353637-38393a3b-3c3d3e3f\n"
+"40414243-44454647-48494a4b-4c4d4e4f\n"
+"50515253-54555657-58595a5b-5c5d5e5f\n"
+"60616263-64656667-68696a6b-6c6d6e6f\n"
+"70717273-74757677-78797a7b-7c7d7e7f\n"
+"80818283-84858687-88898a8b-8c8d8e8f\n"
+"90919293-94959697-98999a9b-9c9d9e9f\n"
+"check=15b96d16\n";
+	struct vol_keys *k = secmem_alloc(sizeof(*k)), *k2 = secmem_alloc(sizeof(*k2));
+	struct vol_key_info ki = { .text_version = 2, .format = 1 }, got;
+	char text[VOL_KEY_TEXT_SIZE], t2[VOL_KEY_TEXT_SIZE];
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		((uint8_t *)k)[i] = (uint8_t)i;
+	for (int i = 0; i < 16; i++)
+		ki.uuid[i] = (uint8_t)(0x11 * i);
+	vol_key_format(text, k, &ki);
+	CHECK(!strcmp(text, want), "FORMAT.md 2.6 example:\n%s", text);
+	/* the plaintext-names flag: check value b2690211 */
+	strcpy(t2, want);
+	memcpy(t2 + 28, "0x00000001", 10);
+	memcpy(strstr(t2, "check=") + 6, "b2690211", 8);
+	CHECK(vol_key_parse(k2, &got, t2, strlen(t2)) == 0 && got.checked &&
+	      got.flags == 1 && !memcmp(k, k2, sizeof(*k)), "flags 1 example");
+	secmem_free(k);
+	secmem_free(k2);
+}
+
 static void check_keytext(void)
 {
 	char text[VOL_KEY_TEXT_SIZE], t2[2 * VOL_KEY_TEXT_SIZE];
@@ -925,6 +961,7 @@ int main(void)
 	check_mac();
 	check_slots();
 	check_keytext();
+	check_keytext_kat();
 	check_files();
 	check_costly();
 	check_special_files();
