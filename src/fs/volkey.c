@@ -94,7 +94,9 @@ static bool next_tok(struct tok *k)
 		}
 	}
 	k->s = k->t + k->pos;
-	while (k->pos < k->len && !strchr(" \t\r\n#", k->t[k->pos]))
+	/* a NUL is part of a token (and refused there), never a separator */
+	while (k->pos < k->len && (!k->t[k->pos] ||
+				   !strchr(" \t\r\n#", k->t[k->pos])))
 		k->pos++;
 	k->n = (size_t)(k->t + k->pos - k->s);
 	return k->n > 0;
