@@ -236,13 +236,54 @@ bool vol_verify_mac(const struct vol_header *h, const struct vol_keys *keys)
 #define HDR_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 
 /*
+ * pick_copy() - parse the copies in the @got bytes of @buf, as
+ * vol_read() says: the primary if it is valid, else the secondary.
+ */
+static int pick_copy(const uint8_t *buf, size_t got, struct vol_header *h,
+		     struct vol_read_info *info)
+{
+	struct vol_header *alt = malloc(sizeof(*alt));
+	int err;
+
+	if (!alt)
+		return -ENOMEM;
+	/* A truncated file keeps whatever whole copies it still has. */
+	for (int c = 0; c < VOL_NCOPIES; c++) {
+		struct vol_header *dst = c == 0 ? h : alt;
+
+		if (got < (size_t)(c + 1) * VOL_COPY_SIZE)
+			info->copy_err[c] = -EBADMSG;
+		else
+			info->copy_err[c] = vol_from_disk(dst,
+							  buf + c * VOL_COPY_SIZE);
+		info->copy_ok[c] = info->copy_err[c] == 0;
+	}
+	if (info->copy_ok[0]) {
+		info->copy_used = 0;
+		info->copies_differ = info->copy_ok[1] &&
+				      memcmp(h->raw, alt->raw, VOL_COPY_SIZE);
+		err = 0;
+	} else if (info->copy_ok[1]) {
+		info->copy_used = 1;
+		memcpy(h, alt, sizeof(*h));
+		err = 0;
+	} else {
+		/* Report the more telling failure: "new version" beats "bad". */
+		err = info->copy_err[0];
+		if (info->copy_err[1] == -EPROTONOSUPPORT)
+			err = -EPROTONOSUPPORT;
+	}
+	free(alt);
+	return err;
+}
+
+/*
  * read_copies() - read and parse the header file open at @fd (closed
  * here), as vol_read() says.
  */
 static int read_copies(int fd, struct vol_header *h, struct vol_read_info *info)
 {
 	uint8_t buf[VOL_FILE_SIZE];
-	struct vol_header *alt;
 	ssize_t got = 0, n;
 	struct stat st;
 	int err;
@@ -273,37 +314,7 @@ static int read_copies(int fd, struct vol_header *h, struct vol_read_info *info)
 		got += n;
 	}
 	close(fd);
-	alt = malloc(sizeof(*alt));
-	if (!alt)
-		return -ENOMEM;
-	/* A truncated file keeps whatever whole copies it still has. */
-	for (int c = 0; c < VOL_NCOPIES; c++) {
-		struct vol_header *dst = c == 0 ? h : alt;
-
-		if (got < (ssize_t)((c + 1) * VOL_COPY_SIZE))
-			info->copy_err[c] = -EBADMSG;
-		else
-			info->copy_err[c] = vol_from_disk(dst,
-							  buf + c * VOL_COPY_SIZE);
-		info->copy_ok[c] = info->copy_err[c] == 0;
-	}
-	if (info->copy_ok[0]) {
-		info->copy_used = 0;
-		info->copies_differ = info->copy_ok[1] &&
-				      memcmp(h->raw, alt->raw, VOL_COPY_SIZE);
-		err = 0;
-	} else if (info->copy_ok[1]) {
-		info->copy_used = 1;
-		memcpy(h, alt, sizeof(*h));
-		err = 0;
-	} else {
-		/* Report the more telling failure: "new version" beats "bad". */
-		err = info->copy_err[0];
-		if (info->copy_err[1] == -EPROTONOSUPPORT)
-			err = -EPROTONOSUPPORT;
-	}
-	free(alt);
-	return err;
+	return pick_copy(buf, (size_t)got, h, info);
 }
 
 /* read_copies() of the header file @file in @dirfd, as vol_read() says. */
@@ -704,6 +715,46 @@ static int unlock_headerless(int dirfd, const char *dirpath, int why_none,
 }
 
 /*
+ * ask_pass() - the passphrase from req->get_pass, in locked memory
+ * (*@pass, secmem_free() it). Return: 0, or -ENOKEY with @err.
+ */
+static int ask_pass(const char *dirpath, const struct vol_unlock_req *req,
+		    char **pass, size_t *passlen, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!req->get_pass) {
+		snprintf(err, errlen, "%s: no passphrase given", dirpath);
+		return -ENOKEY;
+	}
+	*pass = secmem_alloc(VOL_PASS_MAX);
+	if (!*pass) {
+		snprintf(err, errlen, "cannot lock memory for the passphrase: "
+			 "%s (see ulimit -l)", strerror(errno));
+		return -ENOKEY;
+	}
+	if (errlen)
+		err[0] = '\0';
+	rc = req->get_pass(req->get_pass_arg, *pass, VOL_PASS_MAX, passlen,
+			   err, errlen);
+	if (!rc && (*passlen == 0 || *passlen > VOL_PASS_MAX)) {
+		snprintf(err, errlen, "%s: the passphrase source gave %zu "
+			 "bytes (1..%d allowed)", dirpath, *passlen,
+			 VOL_PASS_MAX);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		secmem_free(*pass);
+		*pass = NULL;
+		if (errlen && !err[0])
+			snprintf(err, errlen, "%s: no passphrase: %s", dirpath,
+				 strerror(-rc));
+		return -ENOKEY; /* @err says why */
+	}
+	return 0;
+}
+
+/*
  * unlock_slots() - ask for the passphrase and try it on the key slots of
  * the header in @v, then verify the header MAC.
  */
@@ -727,33 +778,9 @@ static int unlock_slots(const char *dirpath, const struct vol_unlock_req *req,
 		if (rc)
 			return rc;
 	}
-	if (!req->get_pass) {
-		snprintf(err, errlen, "%s: no passphrase given", dirpath);
-		return -ENOKEY;
-	}
-	pass = secmem_alloc(VOL_PASS_MAX);
-	if (!pass) {
-		snprintf(err, errlen, "cannot lock memory for the passphrase: "
-			 "%s (see ulimit -l)", strerror(errno));
-		return -ENOKEY;
-	}
-	if (errlen)
-		err[0] = '\0';
-	rc = req->get_pass(req->get_pass_arg, pass, VOL_PASS_MAX, &passlen,
-			   err, errlen);
-	if (!rc && (passlen == 0 || passlen > VOL_PASS_MAX)) {
-		snprintf(err, errlen, "%s: the passphrase source gave %zu "
-			 "bytes (1..%d allowed)", dirpath, passlen,
-			 VOL_PASS_MAX);
-		rc = -EINVAL;
-	}
-	if (rc) {
-		secmem_free(pass);
-		if (errlen && !err[0])
-			snprintf(err, errlen, "%s: no passphrase: %s", dirpath,
-				 strerror(-rc));
-		return -ENOKEY; /* @err says why */
-	}
+	rc = ask_pass(dirpath, req, &pass, &passlen, err, errlen);
+	if (rc)
+		return rc;
 	rc = -EACCES;
 	for (int i = 0; i < VOL_MAX_SLOTS && rc == -EACCES; i++) {
 		if (!v->hdr.slots[i].active || (req->slot >= 0 && req->slot != i))
@@ -776,24 +803,21 @@ static int unlock_slots(const char *dirpath, const struct vol_unlock_req *req,
 			 "tried: --allow-costly-kdf tries %s)", dirpath, nskipped,
 			 nskipped == 1 ? "" : "s", nskipped == 1 ? "was" : "were",
 			 nskipped == 1 ? "it" : "them");
-		goto fail;
+		return rc;
 	}
 	if (rc) {
 		snprintf(err, errlen, rc == -EACCES ?
 			 "%s: wrong passphrase (no key slot opens with it)" :
 			 "%s: cannot unlock: %s", dirpath, strerror(-rc));
-		goto fail;
+		return rc;
 	}
 	if (!vol_verify_mac(&v->hdr, v->keys)) {
 		snprintf(err, errlen, "%s/%s: the header fails authentication: "
 			 "it was modified without the volume key; refusing it",
 			 dirpath, vol_file_name(&v->hdr));
-		rc = -EKEYREJECTED;
-		goto fail;
+		return -EKEYREJECTED;
 	}
 	return 0;
-fail:
-	return rc;
 }
 
 static int unlock_read(int dirfd, const char *dirpath, int rc,
