@@ -133,7 +133,10 @@ int xm_dir_peek(struct xmount *m, struct xnode *dir, struct xdir *d,
 			return rc; /* no dirid: no name here can be decrypted */
 		if (!rc)
 			break;
-		if (rc < 0)
+		/* an offline tool reports them itself; a mount logs them */
+		if (rc < 0 && m->skipped)
+			m->skipped(m->skipped_arg, dir, lower);
+		else if (rc < 0)
 			report_bad(m, dir->node.k2, lower,
 				   "cannot be decrypted; skipped");
 		d->offset = d->entry->d_off;

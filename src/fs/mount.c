@@ -422,6 +422,20 @@ int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
 	return err == -EPERM ? -ENOENT : err;
 }
 
+/* see mount.h */
+int xm_stored_name(struct xmount *m, struct xnode *dir, const char *name,
+		   struct lname *ln)
+{
+	return name_enc_existing(m, dir, name, ln);
+}
+
+/* see mount.h */
+int xm_plain_name(struct xmount *m, struct xnode *dir, const char *stored,
+		  char out[256])
+{
+	return name_dec(m, dir, stored, out);
+}
+
 /* see mount_int.h */
 int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 		    char out[256])

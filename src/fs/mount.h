@@ -70,6 +70,9 @@ struct xmount {
 	const char *mountpoint;       /* for log lines */
 	const char *cipherdir;        /* for log lines */
 	struct bdi_tune readahead;    /* applied at the first open */
+	/* each entry a listing skips as undecryptable (after the log line) */
+	void (*skipped)(void *arg, struct xnode *dir, const char *stored);
+	void *skipped_arg;            /* for @skipped */
 	/* set by xm_init() and the front end */
 	bool writeback_on;            /* the kernel agreed to writeback */
 	bool acl;                     /* POSIX ACLs: the kernel enforces them */
@@ -144,6 +147,26 @@ int xm_lookup(struct xmount *m, struct xnode *dir, const char *name,
  */
 int xm_lookup_stored(struct xmount *m, struct xnode *dir, const char *stored,
 		     ino_t listed_reg, struct xnode **out, struct stat *st);
+
+/*
+ * xm_stored_name() - the lower name(s) of @name in @dir without looking
+ * it up (FORMAT 4.1, 4.3): *@ln, whether or not the entry exists, so
+ * that a tool can say which cipher paths a plaintext path needs from a
+ * copy that holds only the directories and their dirids.
+ * Return: 0; -ENOENT a reserved name; -ENAMETOOLONG; -EINVAL an illegal
+ * name; -EIO @dir's dirid cannot be read.
+ */
+int xm_stored_name(struct xmount *m, struct xnode *dir, const char *name,
+		   struct lname *ln);
+
+/*
+ * xm_plain_name() - the plaintext name of lower entry @stored of @dir
+ * into @out (a long name through its sidecar).
+ * Return: 0; 1 an entry of xtsfs's own (a dirid, a sidecar), never
+ * shown; -EBADMSG it does not decrypt; -EIO @dir's dirid is lost.
+ */
+int xm_plain_name(struct xmount *m, struct xnode *dir, const char *stored,
+		  char out[256]);
 
 /* xm_getattr() - the plaintext attributes of @in. */
 int xm_getattr(struct xmount *m, struct xnode *in, struct stat *st);
@@ -328,7 +351,8 @@ int xm_dir_seek(struct xdir *d, off_t offset);
 
 /*
  * xm_dir_peek() - the entry at @d's position, without moving past it:
- * entries of our own files are skipped, undecryptable ones too (logged).
+ * entries of our own files are skipped, undecryptable ones too (logged,
+ * and told to m->skipped if set).
  * Return: 1 and *@e, 0 at the end, -errno (-EIO: the directory's dirid
  * is lost, no name can be decrypted).
  */
