@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "names.h"
 #include "secmem.h"
 #include "volume.h"
 #include "xts.h"
@@ -362,6 +363,15 @@ void progress_kdf(const struct common_opts *o, const char *prog,
 		       prog, verb, slot, mib ? kdf->m_cost_kib / 1024 :
 		       kdf->m_cost_kib, mib ? "MiB" : "KiB", kdf->t_cost,
 		       kdf->t_cost == 1 ? "" : "s");
+}
+
+/* see common.h */
+int common_make_keys(const struct vol *v, const struct xts_backend *be,
+		     struct xts_ctx **xts, struct names_ctx **names)
+{
+	int rc = xts_ctx_new(xts, be, v->keys->contents);
+
+	return rc ? rc : names_ctx_new(names, v->keys->names);
 }
 
 /* see common.h */

@@ -178,6 +178,20 @@ int common_unlock(const struct common_opts *o, const char *prog, int dfd,
 int common_unlock_backup(const struct common_opts *o, const char *prog,
 			 const char *path, int slot, struct vol *v);
 
+/*
+ * common_make_keys() - the contents key (for core @be) and the names key
+ * of unlocked @v, in locked memory: *@xts, *@names (free them with
+ * xts_ctx_free() and names_ctx_free(), also after a failure). The names
+ * key is made on plaintext-names volumes too: xattr names are encrypted
+ * even where entry names are not.
+ * Return: 0 or -errno.
+ */
+struct xts_backend;
+struct xts_ctx;
+struct names_ctx;
+int common_make_keys(const struct vol *v, const struct xts_backend *be,
+		     struct xts_ctx **xts, struct names_ctx **names);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

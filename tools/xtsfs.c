@@ -593,19 +593,6 @@ static int serve_loop(const struct opts *o, struct fuse_session *se)
 }
 
 /*
- * The contents key and the names key of unlocked @v, in locked memory.
- * The names key is made on plaintext-names volumes too: xattr names are
- * encrypted even where entry names are not. Return: 0 or -errno.
- */
-static int make_keys(const struct vol *v, const struct xts_backend *be,
-		     struct xts_ctx **xts, struct names_ctx **names)
-{
-	int rc = xts_ctx_new(xts, be, v->keys->contents);
-
-	return rc ? rc : names_ctx_new(names, v->keys->names);
-}
-
-/*
  * The reverse-mode daemon: takes over the unlocked volume @v (closes it),
  * mounts the read-only view and serves it.
  */
@@ -623,7 +610,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 	bool plain_names = v->hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
-	rc = idkey ? make_keys(v, be, &xts, &names) : -ENOMEM;
+	rc = idkey ? common_make_keys(v, be, &xts, &names) : -ENOMEM;
 	if (!rc)
 		aes_cmac_setkey(idkey, v->keys->header);
 	vol_close(v);
@@ -732,7 +719,7 @@ static int serve(struct opts *o, int report_fd)
 	}
 	if (o->reverse)
 		return serve_reverse(o, report_fd, be, &v);
-	rc = make_keys(&v, be, &xts, &names);
+	rc = common_make_keys(&v, be, &xts, &names);
 	plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
