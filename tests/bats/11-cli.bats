@@ -9,7 +9,7 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-bench)
+CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-path xtsfs-extract xtsfs-bench)
 
 setup() { common_setup; }
 teardown() { common_teardown; }

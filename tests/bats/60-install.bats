@@ -7,7 +7,7 @@
 
 load helpers
 
-CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-bench)
+CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-path xtsfs-extract xtsfs-bench)
 SRC="$BATS_TEST_DIRNAME/../.."
 
 setup() { common_setup; }
@@ -114,6 +114,12 @@ complete_words() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *--remove* ]]
 	[[ "$output" == *--repair* ]]
+	run complete_words _xtsfs_path xtsfs-path --to
+	[ "$output" = --to-plain ]
+	run complete_words _xtsfs_extract xtsfs-extract --f
+	[ "$output" = --force ]
+	run complete_words _xtsfs_extract xtsfs-extract --volume-key-file "$T/pa"
+	[[ "$output" == *"$T/pass"* ]]
 	run complete_words _xtsfs_passwd xtsfs-passwd --remove ''
 	[ "$output" = "$(printf '%s\n' 0 1 2 3 4 5 6 7)" ]
 	for c in xtsfs xtsfs-mkfs xtsfs-passwd; do
@@ -138,7 +144,7 @@ complete_words() {
 	[[ "$output" == *"$T/pass2"* ]]
 }
 
-@test "the installed completion registers all five commands" {
+@test "the installed completion registers all seven commands" {
 	run bash -c 'source "$1"; complete -p' x "$SRC/contrib/bash-completion/xtsfs"
 	[ "$status" -eq 0 ]
 	for c in "${CMDS[@]}"; do
