@@ -269,7 +269,7 @@ same_entry() {
 		rm -rf "$T/copy" "$T/got"
 		mkdir "$T/copy"
 		if command -v rsync >/dev/null; then
-			rsync -a --files-from="$T/list" "$T/c/" "$T/copy/"
+			rsync -aAXS --files-from="$T/list" "$T/c/" "$T/copy/"
 		else
 			(cd "$T/c" && xargs -a "$T/files" cp -a --parents -t "$T/copy/")
 		fi
@@ -287,27 +287,36 @@ same_entry() {
 @test "xtsfs-path on a skeleton (dirs and dirids only): the remote one-file fetch of USAGE.md" {
 	command -v rsync >/dev/null || skip "no rsync"
 	fill_volume
-	rsync -a --include='*/' --include='xtsfs.dirid' --include='xtsfs.volume' --exclude='*' "$T/c/" "$T/skel/"
+	rsync -aAX --include='*/' --include='xtsfs.dirid' --include='xtsfs.volume' --exclude='*' "$T/c/" "$T/skel/"
 	[ -z "$(find "$T/skel" -type f ! -name xtsfs.dirid ! -name xtsfs.volume)" ]
 	run --separate-stderr xtsfs-path --passfile "$T/pass" "$T/skel" "d1/$LONG"
 	[ "$status" -eq 0 ]
 	[[ $stderr == *"not in this copy"* ]]
 	printf '%s\n' "$output" >"$T/list"
 	xtsfs-path --passfile "$T/pass" "$T/c" "d1/$LONG" | diff - "$T/list"
-	rsync -a --files-from="$T/list" "$T/c/" "$T/skel/"
+	rsync -aAXS --files-from="$T/list" "$T/c/" "$T/skel/"
 	run xtsfs-extract --passfile "$T/pass" "$T/skel" "d1/$LONG" "$T/got"
 	[ "$status" -eq 0 ]
 	cmp "$T/ref/d1/$LONG" "$T/got/d1/$LONG"
 	# a long symlink: the entry first, then its target's file
 	xtsfs-path -q --passfile "$T/pass" "$T/skel" d1/longlink >"$T/list"
 	! grep -q '^xtsfs\.link\.' "$T/list"
-	rsync -a --files-from="$T/list" "$T/c/" "$T/skel/"
+	rsync -aAXS --files-from="$T/list" "$T/c/" "$T/skel/"
 	xtsfs-path --passfile "$T/pass" "$T/skel" d1/longlink >"$T/list"
 	grep -q '^xtsfs\.link\.' "$T/list"
-	rsync -a --files-from="$T/list" "$T/c/" "$T/skel/"
+	rsync -aAXS --files-from="$T/list" "$T/c/" "$T/skel/"
 	run xtsfs-extract --passfile "$T/pass" "$T/skel" d1/longlink "$T/got"
 	[ "$status" -eq 0 ]
 	[ "$(readlink "$T/got/d1/longlink")" = "$LONGTARGET" ]
+	# a directory: the list, then its cipher path copied recursively
+	xtsfs-path --passfile "$T/pass" "$T/skel" d1/d2 >"$T/list"
+	rsync -aAXS --files-from="$T/list" "$T/c/" "$T/skel/"
+	d=$(tail -n 2 "$T/list" | head -n 1)
+	[ "$(tail -n 1 "$T/list")" = "$d/xtsfs.dirid" ]
+	rsync -aAXS "$T/c/$d/" "$T/skel/$d/"
+	run xtsfs-extract --passfile "$T/pass" "$T/skel" d1/d2 "$T/dir"
+	[ "$status" -eq 0 ]
+	same_tree "$T/ref/d1/d2" "$T/dir/d1/d2" nolinks
 }
 
 @test "xtsfs-path --to-plain round-trips every entry; --json parses, non-UTF-8 names in _b64" {
