@@ -141,35 +141,6 @@ int offline_append(char *path, size_t size, const char *name)
 }
 
 /* see offline.h */
-int offline_walk(struct offline *o, const char *path, struct xnode **out,
-		 struct stat *st, char *cipher, size_t size)
-{
-	struct xnode *dir = o->m.root, *in;
-	char name[256], buf[PATH_MAX] = "";
-	struct lname ln;
-	int rc, err = xm_getattr(&o->m, dir, st);
-
-	while (!err && (rc = offline_component(&path, name)) != 0) {
-		err = rc < 0 ? rc : !S_ISDIR(st->st_mode) ? -ENOTDIR :
-		      xm_stored_name(&o->m, dir, name, &ln);
-		if (!err)
-			err = offline_append(buf, sizeof(buf), ln.stored);
-		if (!err)
-			err = xm_lookup_stored(&o->m, dir, ln.stored, 0, &in,
-					       st);
-		if (dir != o->m.root)
-			xm_forget(&o->m, dir, 1);
-		dir = err ? o->m.root : in;
-	}
-	if (cipher)
-		snprintf(cipher, size, "%s", buf);
-	if (err && dir != o->m.root)
-		xm_forget(&o->m, dir, 1);
-	*out = err ? NULL : dir;
-	return err;
-}
-
-/* see offline.h */
 const char *offline_quote(const char *s)
 {
 	static char bufs[4][4 * PATH_MAX + 1];

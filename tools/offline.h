@@ -49,17 +49,6 @@ void offline_close(struct offline *o);
 int offline_component(const char **p, char name[256]);
 
 /*
- * offline_walk() - look plaintext @path (relative to the volume root)
- * up component by component: *@out with one reference (xm_forget() it;
- * the root for an empty path), its attributes in @st. @cipher, if not
- * NULL, gets the cipher path of the deepest component reached (@size
- * bytes; "" for the root), what a message about a failure should name.
- * Return: 0 or -errno (-ENOENT, -ENOTDIR, -EIO a dirid is lost).
- */
-int offline_walk(struct offline *o, const char *path, struct xnode **out,
-		 struct stat *st, char *cipher, size_t size);
-
-/*
  * offline_append() - "/@name" appended to @path (@size bytes), or just
  * @name if @path is empty. Return: 0, or -ENAMETOOLONG (@path as it was).
  */
