@@ -53,7 +53,8 @@ static const struct cli cli = {
 "  -0, --null              end each path with NUL, not newline, and print\n"
 "                          it as it is (default: bytes outside printable\n"
 "                          ASCII as \\xHH, '\\' as \\\\)\n"
-"  -q, --quiet             no warning for an entry absent from this copy\n"
+"  -q, --quiet             no warning for an entry absent from this copy,\n"
+"                          no progress lines\n"
 COMMON_PASS_HELP COMMON_UNLOCK_HELP,
 	.help_end =
 "\n"
