@@ -659,6 +659,23 @@ static void raise_nofile(void)
 	}
 }
 
+/*
+ * Whether directory @dest is @dir or below it: plaintext written into
+ * the cipher directory would be read back as (undecryptable) entries of
+ * the volume while it is being extracted.
+ */
+static bool dest_inside(const char *dest, const char *dir)
+{
+	char *d = realpath(dest, NULL), *c = realpath(dir, NULL);
+	size_t len = c ? strlen(c) : 0;
+	bool in = d && c && !strncmp(d, c, len) &&
+		  (d[len] == '\0' || d[len] == '/' || len == 1);
+
+	free(d);
+	free(c);
+	return in;
+}
+
 /* Extract @paths (@n; none: everything) into @dest; the exit code. */
 static int run(struct ex *x, char **paths, int n, const char *dest)
 {
@@ -667,6 +684,14 @@ static int run(struct ex *x, char **paths, int n, const char *dest)
 	x->dest_fd = open_dest(dest, &made);
 	if (x->dest_fd < 0)
 		return XTSFS_EXIT_FAILURE;
+	if (dest_inside(dest, x->o.m.cipherdir)) {
+		fprintf(stderr, PROG ": %s is inside the cipher directory %s\n",
+			offline_quote(dest), offline_quote(x->o.m.cipherdir));
+		close(x->dest_fd);
+		if (made)
+			rmdir(dest);
+		return XTSFS_EXIT_USAGE;
+	}
 	for (int i = 0; i < n; i++)
 		if (!offline_last(paths[i]))
 			extract_path(x, x->o.m.root, x->dest_fd, paths[i]);

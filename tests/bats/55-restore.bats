@@ -217,6 +217,10 @@ cipher_state() {
 	# named as far as it goes
 	[[ $stderr == *": no (cipher "*"): not in the volume: No such file or directory"* ]]
 	run -2 xtsfs-extract --passfile "$T/pass" "$T/c"
+	# never into the cipher directory itself
+	run -2 xtsfs-extract --passfile "$T/pass" "$T/c" "$T/c/restore"
+	[[ $output == *"is inside the cipher directory"* ]]
+	[ ! -e "$T/c/restore" ]
 	run -2 xtsfs-path --passfile "$T/pass" "$T/c"
 	run -2 xtsfs-path --json -0 --passfile "$T/pass" "$T/c" a
 }
