@@ -49,7 +49,12 @@ static const struct option longopts[] = {
 
 static const struct cli cli = {
 	.prog = PROG,
-	.shortopts = "fvq" CLI_SHORTOPTS,
+	/*
+	 * '+': options end at the first operand. Cipher names are base64url,
+	 * which may start with '-', and plaintext names may too: after
+	 * CIPHERDIR every argument is a path.
+	 */
+	.shortopts = "+fvq" CLI_SHORTOPTS,
 	.longopts = longopts,
 	.column = COMMON_HELP_COLUMN,
 	.help =

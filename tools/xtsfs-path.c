@@ -35,7 +35,12 @@ static const struct option longopts[] = {
 
 static const struct cli cli = {
 	.prog = PROG,
-	.shortopts = "j0q" CLI_SHORTOPTS,
+	/*
+	 * '+': options end at the first operand. Cipher names are base64url,
+	 * which may start with '-', and plaintext names may too: after
+	 * CIPHERDIR every argument is a path.
+	 */
+	.shortopts = "+j0q" CLI_SHORTOPTS,
 	.longopts = longopts,
 	.column = COMMON_HELP_COLUMN,
 	.help =

@@ -374,6 +374,7 @@ PY
 	mount_vol "$T/c" "$T/m"
 	mkdir -p "$T/m/a/b"
 	printf hello >"$T/m/a/b/f"
+	printf dash >"$T/m/-dash"
 	cp -a "$T/m/." "$T/ref/"
 	umount_vol "$T/m"
 	run xtsfs-path --passfile "$T/pass" "$T/c" a/b/f
@@ -381,6 +382,12 @@ PY
 	[ "$output" = "$(printf 'xtsfs.volume\na\na/b\na/b/f')" ]
 	run xtsfs-path --to-plain --passfile "$T/pass" "$T/c" a/b/f
 	[ "$output" = a/b/f ]
+	# after CIPHERDIR, a path that looks like an option is a path
+	run xtsfs-path --passfile "$T/pass" "$T/c" -dash
+	[ "$output" = "$(printf 'xtsfs.volume\n-dash')" ]
+	run xtsfs-extract --passfile "$T/pass" "$T/c" -dash "$T/one"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/one/-dash")" = dash ]
 	run xtsfs-extract --passfile "$T/pass" "$T/c" "$T/out"
 	[ "$status" -eq 0 ]
 	same_tree "$T/ref" "$T/out"
