@@ -426,8 +426,8 @@ static int make_special(struct ex *x, const struct stat *st, int dfd,
 		       st->st_rdev) ? -errno : 0;
 }
 
-static int extract_dir(struct ex *x, struct xnode *dir, const struct stat *st,
-		       int dfd, const char *name, bool made);
+static void extract_dir(struct ex *x, struct xnode *dir, const struct stat *st,
+			int dfd, const char *name, bool made);
 
 /* Make one non-directory @in (@st) as @name of @dfd: 0, 1 skipped, -errno. */
 static int make_nondir(struct ex *x, struct xnode *in, const struct stat *st,
@@ -454,7 +454,7 @@ static void extract_obj(struct ex *x, struct xnode *in, const struct stat *st,
 		return;
 	}
 	if (S_ISDIR(st->st_mode)) {
-		(void)extract_dir(x, in, st, dfd, name, err == 0);
+		extract_dir(x, in, st, dfd, name, err == 0);
 		return;
 	}
 	linked = hard_link(x, st, dfd, name);
@@ -527,20 +527,20 @@ static void extract_children(struct ex *x, struct xnode *dir, int dfd)
  * one that is there filled; its attributes set once it is full (adding
  * entries changes a directory's mtime; a mode without w would stop us).
  */
-static int extract_dir(struct ex *x, struct xnode *dir, const struct stat *st,
-		       int dfd, const char *name, bool made)
+static void extract_dir(struct ex *x, struct xnode *dir, const struct stat *st,
+			int dfd, const char *name, bool made)
 {
 	int cfd;
 
 	if (made && mkdirat(dfd, name, 0700) != 0) {
 		fail(x, "", -errno);
-		return -1;
+		return;
 	}
 	cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		     O_CLOEXEC);
 	if (cfd < 0) {
 		fail(x, "", -errno);
-		return -1;
+		return;
 	}
 	x->entries++;
 	if (x->verbose)
@@ -548,7 +548,6 @@ static int extract_dir(struct ex *x, struct xnode *dir, const struct stat *st,
 	extract_children(x, dir, cfd);
 	set_meta(x, dir, st, dfd, name);
 	close(cfd);
-	return 0;
 }
 
 /*

@@ -154,7 +154,7 @@ static int map_step(struct offline *o, struct xnode *dir, const char *name,
 		return -ENOTDIR;
 	err = xm_stored_name(&o->m, dir, name, &ln);
 	if (err)
-		return err;
+		return err == -ENOENT ? -EINVAL : err; /* a reserved name */
 	if (ln.is_long) {
 		names_long_sidecar(side, ln.stored);
 		err = need(mp, mp->entry, side);
