@@ -253,3 +253,24 @@ PY
 	[ -f "$T/m/xtsfs.volume" ]
 	umount_vol "$T/m"
 }
+
+@test "a deleted header: xtsfs-path and xtsfs-extract work with the key alone too" {
+	vol_with_data "$T/v"
+	rm "$T/v/xtsfs.volume"
+	run xtsfs-extract --volume-key-file "$T/key" "$T/v" "$T/out"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"no volume header; opened with the volume key alone"* ]]
+	check_data "$T/out"
+	run xtsfs-path --volume-key-file "$T/key" "$T/v" sub/big
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"/xtsfs.dirid"* ]]
+	for p in $(printf '%s\n' "$output" | grep -v '^xtsfs-path:'); do
+		[ -e "$T/v/$p" ] || [ "$p" = xtsfs.volume ]
+	done
+	# and a wrong guess is refused there as in the mount
+	sed '1s/flags=0x00000000/flags=0x00000001/; /^check=/d' "$T/key" >"$T/k3"
+	chmod 600 "$T/k3"
+	run xtsfs-extract --volume-key-file "$T/k3" "$T/v" "$T/out2"
+	[ "$status" -eq 4 ]
+	[ ! -e "$T/out2/a.txt" ]
+}
