@@ -606,6 +606,25 @@ static int judge_costs(const struct vol_header *h, int only,
 	return -E2BIG;
 }
 
+/* The volume key file of @req into v->keys (locked memory), and *@ki. */
+static int read_key(const struct vol_unlock_req *req, struct vol *v,
+		    struct vol_key_info *ki, char *err, size_t errlen)
+{
+	const char *why;
+	int rc;
+
+	v->keys = secmem_alloc(sizeof(*v->keys));
+	if (!v->keys)
+		return -ENOMEM;
+	rc = vol_key_read_file(req->volume_key_file, v->keys, ki, &why);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", req->volume_key_file,
+			 why ? why : strerror(-rc));
+		return -ENOKEY; /* no usable key, like a bad passfile */
+	}
+	return 0;
+}
+
 /*
  * unlock_with_key() - the volume key file of @req opens the header in
  * @v: its description, if it has one, must be this volume's, and the
@@ -615,19 +634,12 @@ static int unlock_with_key(const char *dirpath, const struct vol_unlock_req *req
 			   struct vol *v, char *err, size_t errlen)
 {
 	struct vol_key_info ki;
-	const char *why;
 	char want[37], have[37];
 	int rc;
 
-	v->keys = secmem_alloc(sizeof(*v->keys));
-	if (!v->keys)
-		return -ENOMEM;
-	rc = vol_key_read_file(req->volume_key_file, v->keys, &ki, &why);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", req->volume_key_file,
-			 why ? why : strerror(-rc));
-		return -ENOKEY; /* no usable key, like a bad passfile */
-	}
+	rc = read_key(req, v, &ki, err, errlen);
+	if (rc)
+		return rc;
 	if (ki.text_version == 2 && memcmp(ki.uuid, v->hdr.uuid, 16)) {
 		vol_uuid_format(want, ki.uuid);
 		vol_uuid_format(have, v->hdr.uuid);
@@ -665,15 +677,9 @@ static int unlock_headerless(int dirfd, const char *dirpath, int why_none,
 	const char *why;
 	int rc;
 
-	v->keys = secmem_alloc(sizeof(*v->keys));
-	if (!v->keys)
-		return -ENOMEM;
-	rc = vol_key_read_file(req->volume_key_file, v->keys, &ki, &why);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", req->volume_key_file,
-			 why ? why : strerror(-rc));
-		return -ENOKEY;
-	}
+	rc = read_key(req, v, &ki, err, errlen);
+	if (rc)
+		return rc;
 	if (ki.text_version == 1)
 		ki.flags = 0; /* to be proven by the names */
 	rc = vol_probe(dirfd, v->keys, ki.flags, &why);

@@ -28,6 +28,13 @@ vol_with_data() {
 	umount_vol "$T/m"
 }
 
+# key_mount DIR KEY: run xtsfs with the key file KEY on $T/m (tracked).
+key_mount() {
+	mkdir -p "$T/m"
+	track_mount "$T/m"
+	run xtsfs --volume-key-file "$2" "$1" "$T/m"
+}
+
 # check_data MNT [DIR]: the files vol_with_data DIR (default $T/v)
 # wrote, unchanged.
 check_data() {
@@ -54,9 +61,7 @@ check_data() {
 	rm "$T/v/xtsfs.volume"
 	run xtsfs --passfile "$T/pass" "$T/v" "$T/m"
 	[ "$status" -eq 5 ]
-	mkdir -p "$T/m"
-	track_mount "$T/m"
-	run xtsfs --volume-key-file "$T/key" "$T/v" "$T/m"
+	key_mount "$T/v" "$T/key"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"warning: $T/v has no volume header; opened with the volume key alone"* ]]
 	[[ "$output" == *"xtsfs-passwd --repair --volume-key-file $T/key $T/v"* ]]
@@ -93,9 +98,7 @@ check_data() {
 	head -c 8192 /dev/urandom >"$T/v/xtsfs.volume"
 	run xtsfs-passwd --test --passfile "$T/pass" "$T/v"
 	[ "$status" -eq 6 ]
-	mkdir -p "$T/m"
-	track_mount "$T/m"
-	run xtsfs --volume-key-file "$T/key" "$T/v" "$T/m"
+	key_mount "$T/v" "$T/key"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"a volume header corrupt in both copies"* ]]
 	check_data "$T/m"
@@ -110,9 +113,7 @@ check_data() {
 	vol_with_data "$T/v" --plaintext-names
 	head -1 "$T/key" | grep -q 'flags=0x00000001'
 	rm "$T/v/xtsfs.volume"
-	mkdir -p "$T/m"
-	track_mount "$T/m"
-	run xtsfs --volume-key-file "$T/key" "$T/v" "$T/m"
+	key_mount "$T/v" "$T/key"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(plaintext names)"* ]]
 	check_data "$T/m" "$T/v"
