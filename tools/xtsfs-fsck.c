@@ -75,9 +75,9 @@ COMMON_UNLOCK_HELP,
 "  " PROG " /srv/vault\n"
 "  " PROG " --repair -y --passfile /root/vault.pass /srv/vault\n"
 "\n"
-"Exit status (fsck(8)): 0 clean, 1 problems found and all repaired,\n"
-"4 problems left, 8 operational error (cannot read, no volume, wrong\n"
-"passphrase, mounted), 16 bad usage, 32 cancelled; 1, 4 and 8 combine.\n",
+"Exit status: 0 clean, 1 problems found and all repaired, 4 problems\n"
+"left, 8 operational error (cannot read, no volume, wrong passphrase,\n"
+"mounted), 16 bad usage, 32 cancelled; 1, 4 and 8 combine (fsck(8)).\n",
 };
 
 static volatile sig_atomic_t stop;

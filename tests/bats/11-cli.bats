@@ -3,13 +3,18 @@
 # The command line every command shares (tools/cli.c): -h/--help on
 # stdout with exit 0, -V/--version as one line "NAME VERSION" with exit
 # 0, and bad usage (an unknown option, a missing value, wrong operands)
-# on stderr with exit 2.
+# on stderr with exit 2 (16 for xtsfs-fsck, whose codes are fsck(8)'s).
 
 bats_require_minimum_version 1.5.0
 
 load helpers
 
-CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-path xtsfs-extract xtsfs-bench)
+CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-fsck xtsfs-path xtsfs-extract xtsfs-bench)
+
+# usage_status CMD: the exit code of bad usage
+usage_status() {
+	if [ "$1" = xtsfs-fsck ]; then echo 16; else echo 2; fi
+}
 
 setup() { common_setup; }
 teardown() { common_teardown; }
@@ -51,7 +56,7 @@ teardown() { common_teardown; }
 		[ "$status" -eq 0 ]
 		[[ "$output" == "$c "* ]]
 		run --separate-stderr "$c" --no-such-option --help
-		[ "$status" -eq 2 ]
+		[ "$status" -eq "$(usage_status "$c")" ]
 		[ -z "$output" ]
 	done
 }
@@ -60,7 +65,7 @@ teardown() { common_teardown; }
 	for c in "${CMDS[@]}"; do
 		for bad in --no-such-option -Z; do
 			run --separate-stderr "$c" "$bad"
-			[ "$status" -eq 2 ]
+			[ "$status" -eq "$(usage_status "$c")" ]
 			[ -z "$output" ]
 			[[ "$stderr" == "$c: "*"option"* ]]
 			[[ "$stderr" == *"Usage: $c "* ]]
@@ -83,6 +88,8 @@ teardown() { common_teardown; }
 	[ "$status" -eq 2 ]
 	run --separate-stderr xtsfs-info --cipher
 	[ "$status" -eq 2 ]
+	run --separate-stderr xtsfs-fsck --passfile
+	[ "$status" -eq 16 ]
 	run --separate-stderr xtsfs-bench --runs
 	[ "$status" -eq 2 ]
 	[ -z "$output" ]
@@ -98,6 +105,9 @@ teardown() { common_teardown; }
 	run --separate-stderr xtsfs-info "$T" "$T"
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "xtsfs-info: expected one CIPHERDIR (see --help)" ]
+	run --separate-stderr xtsfs-fsck "$T" "$T"
+	[ "$status" -eq 16 ]
+	[ "$stderr" = "xtsfs-fsck: expected one CIPHERDIR (see --help)" ]
 	run --separate-stderr xtsfs-passwd "$T"
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "xtsfs-passwd: expected an action and one CIPHERDIR (see --help)" ]

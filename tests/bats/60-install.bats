@@ -1,13 +1,13 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# meson install into a DESTDIR: the five tools, their man pages (when
+# meson install into a DESTDIR: the eight tools, their man pages (when
 # scdoc was found at configure time), the bash completion and the systemd
 # units; the man pages render without warnings and the completion
 # completes.
 
 load helpers
 
-CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-path xtsfs-extract xtsfs-bench)
+CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-fsck xtsfs-path xtsfs-extract xtsfs-bench)
 SRC="$BATS_TEST_DIRNAME/../.."
 
 setup() { common_setup; }
@@ -144,7 +144,7 @@ complete_words() {
 	[[ "$output" == *"$T/pass2"* ]]
 }
 
-@test "the installed completion registers all seven commands" {
+@test "the installed completion registers all eight commands" {
 	run bash -c 'source "$1"; complete -p' x "$SRC/contrib/bash-completion/xtsfs"
 	[ "$status" -eq 0 ]
 	for c in "${CMDS[@]}"; do

@@ -15,7 +15,7 @@ bats_require_minimum_version 1.5.0
 
 load helpers
 
-CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-path xtsfs-extract xtsfs-bench)
+CMDS=(xtsfs xtsfs-mkfs xtsfs-passwd xtsfs-info xtsfs-fsck xtsfs-path xtsfs-extract xtsfs-bench)
 SRC="$BATS_TEST_DIRNAME/../.."
 
 # pkg_installed: is the xtsfs package installed (even half, or config only)?
