@@ -126,9 +126,23 @@ out:
 	return err;
 }
 
-/* The stored value of xattr @xn of @path decrypts under its name. */
-static int check_value(struct walk *w, const char *path, const char *xn,
-		       const struct wpath *wp)
+/* The object's xattrs: by descriptor @fd if it is one, else by @path. */
+static ssize_t xlist(int fd, const char *path, char *buf, size_t size)
+{
+	return fd >= 0 ? flistxattr(fd, buf, size) :
+			 llistxattr(path, buf, size);
+}
+
+static ssize_t xget(int fd, const char *path, const char *xn, void *buf,
+		    size_t size)
+{
+	return fd >= 0 ? fgetxattr(fd, xn, buf, size) :
+			 lgetxattr(path, xn, buf, size);
+}
+
+/* The stored value of xattr @xn decrypts under its name. */
+static int check_value(struct walk *w, int fd, const char *path,
+		       const char *xn, const struct wpath *wp)
 {
 	uint8_t *val = malloc(XTSFS_XATTR_KERNEL_SIZE_MAX);
 	char detail[300];
@@ -137,7 +151,7 @@ static int check_value(struct walk *w, const char *path, const char *xn,
 
 	if (!val)
 		return -ENOMEM;
-	n = lgetxattr(path, xn, val, XTSFS_XATTR_KERNEL_SIZE_MAX);
+	n = xget(fd, path, xn, val, XTSFS_XATTR_KERNEL_SIZE_MAX);
 	if (n < 0)
 		err = op_error(w, wp, NULL, -errno);
 	else if (xattr_value_dec(w->o->names, xn, val, (size_t)n, NULL, 0) <
@@ -154,11 +168,12 @@ static int check_value(struct walk *w, const char *path, const char *xn,
 }
 
 /* see check_priv.h */
-int check_xattrs(struct walk *w, const char *path, const struct wpath *wp)
+int check_xattrs(struct walk *w, int fd, const char *path,
+		 const struct wpath *wp)
 {
 	char plain[XTSFS_XATTR_NAME_BUF], esc[260], detail[320];
 	char *list = NULL;
-	ssize_t n = llistxattr(path, NULL, 0);
+	ssize_t n = xlist(fd, path, NULL, 0);
 	int err = 0;
 
 	if (n <= 0)
@@ -166,7 +181,7 @@ int check_xattrs(struct walk *w, const char *path, const struct wpath *wp)
 	list = malloc((size_t)n + 1);
 	if (!list)
 		return -ENOMEM;
-	n = llistxattr(path, list, (size_t)n);
+	n = xlist(fd, path, list, (size_t)n);
 	for (ssize_t i = 0; n > 0 && i < n && !err;
 	     i += (ssize_t)strlen(list + i) + 1) {
 		const char *xn = list + i;
@@ -178,7 +193,7 @@ int check_xattrs(struct walk *w, const char *path, const struct wpath *wp)
 		r = xattr_name_dec(w->o->names, xn, plain);
 		explicit_bzero(plain, sizeof(plain));
 		if (r == 0) {
-			err = check_value(w, path, xn, wp);
+			err = check_value(w, fd, path, xn, wp);
 			continue;
 		}
 		snprintf(detail, sizeof(detail), "xattr %s does not decrypt",
@@ -191,7 +206,7 @@ int check_xattrs(struct walk *w, const char *path, const struct wpath *wp)
 
 /* A directory: its xattrs, then everything in it. */
 static int check_subdir(struct walk *w, int dfd, const char *name,
-			const char *path, const struct wpath *wp)
+			const struct wpath *wp)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			O_CLOEXEC);
@@ -200,7 +215,7 @@ static int check_subdir(struct walk *w, int dfd, const char *name,
 	w->c->dirs++;
 	if (fd < 0)
 		return op_error(w, wp, NULL, -errno);
-	err = check_xattrs(w, path, wp);
+	err = check_xattrs(w, fd, NULL, wp);
 	if (!err)
 		err = check_dir(w, fd, wp);
 	close(fd);
@@ -209,7 +224,7 @@ static int check_subdir(struct walk *w, int dfd, const char *name,
 
 /* A regular file, opened without following, blocking or a tty. */
 static int check_reg(struct walk *w, int dfd, const char *name,
-		     const char *path, const struct wpath *wp)
+		     const struct wpath *wp)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 			O_NOCTTY | O_CLOEXEC);
@@ -224,8 +239,10 @@ static int check_reg(struct walk *w, int dfd, const char *name,
 		err = 0; /* replaced under us: not ours to judge */
 	else
 		err = check_file(w, fd, &st, wp);
+	if (!err)
+		err = check_xattrs(w, fd, NULL, wp);
 	close(fd);
-	return err ? err : check_xattrs(w, path, wp);
+	return err;
 }
 
 static void progress(struct walk *w)
@@ -245,22 +262,23 @@ int check_object(struct walk *w, int dfd, const char *name,
 	progress(w);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return op_error(w, wp, NULL, -errno);
+	if (S_ISDIR(st.st_mode))
+		return check_subdir(w, dfd, name, wp);
+	if (S_ISREG(st.st_mode))
+		return check_reg(w, dfd, name, wp);
+	/* symlinks and special files are not opened: their xattrs by path,
+	 * this one naming the entry itself, not followed */
 	dirops_fd_path(fdp, dfd);
-	/* the xattr calls take a path: this one is the entry, not followed */
 	if (asprintf(&path, "%s/%s", fdp, name) < 0)
 		return -ENOMEM;
-	if (S_ISDIR(st.st_mode)) {
-		err = check_subdir(w, dfd, name, path, wp);
-	} else if (S_ISREG(st.st_mode)) {
-		err = check_reg(w, dfd, name, path, wp);
-	} else if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(st.st_mode)) {
 		err = check_link(w, dfd, name, wp);
-		if (!err)
-			err = check_xattrs(w, path, wp);
 	} else {
 		w->c->others++;
-		err = check_xattrs(w, path, wp);
+		err = 0;
 	}
+	if (!err)
+		err = check_xattrs(w, -1, path, wp);
 	free(path);
 	return err;
 }

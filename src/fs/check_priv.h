@@ -55,8 +55,12 @@ int check_dir(struct walk *w, int dfd, const struct wpath *wp);
 int check_object(struct walk *w, int dfd, const char *name,
 		 const struct wpath *wp);
 
-/* check_xattrs() - the xattrs of @path (not followed), at @wp. */
-int check_xattrs(struct walk *w, const char *path, const struct wpath *wp);
+/*
+ * check_xattrs() - the xattrs of the object at @wp: of descriptor @fd
+ * (opened for reading), or if it is -1 of @path (not followed).
+ */
+int check_xattrs(struct walk *w, int fd, const char *path,
+		 const struct wpath *wp);
 
 /* ---- check_util.c ---- */
 

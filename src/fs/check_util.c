@@ -225,13 +225,11 @@ int check_walk(int rootfd, const struct check_opts *o, struct check_counts *c)
 	struct walk w = { .o = o, .c = c, .rootfd = rootfd };
 	char rc[] = ".", rp[] = "/";
 	struct wpath root = { .cipher = rc, .plain = rp, .root = true };
-	char fdp[DIROPS_FD_PATH_SIZE];
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	c->dirs = 1;
-	dirops_fd_path(fdp, rootfd);
-	err = check_xattrs(&w, fdp, &root);
+	err = check_xattrs(&w, rootfd, NULL, &root);
 	if (!err)
 		err = check_dir(&w, rootfd, &root);
 	if (!err)
