@@ -158,6 +158,18 @@ static size_t auth_count(const struct walk *w, int dfd, const struct ents *es,
 	return ok;
 }
 
+/* How many entries of @es have names that depend on the dirid. */
+static size_t dep_count(const struct ents *es)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < es->n; i++)
+		n += names_is_long(es->v[i]) ||
+		     (!names_is_internal(es->v[i]) &&
+		      classify(es->v[i]) == NC_CIPHER);
+	return n;
+}
+
 /* ---- dirids (FORMAT 4.2) -------------------------------------------- */
 
 /* Write @id as the dirid of @dfd, replacing a damaged one. */
@@ -229,15 +241,11 @@ static int dirid_state(const struct walk *w, int dfd, const struct ents *es,
 	int err = dirops_read_small(dfd, NAMES_DIRID_FILE, buf, sizeof(buf),
 				    &len);
 
-	*ndep = 0;
-	if (err == -ENOENT) {
-		auth_count(w, dfd, es, id, true, ndep);
+	*ndep = dep_count(es);
+	if (err == -ENOENT)
 		return CHECK_DIRID_MISSING;
-	}
-	if (err || len != NAMES_DIRID_SIZE) {
-		auth_count(w, dfd, es, id, true, ndep);
+	if (err || len != NAMES_DIRID_SIZE)
 		return CHECK_DIRID_BAD;
-	}
 	memcpy(id, buf, NAMES_DIRID_SIZE);
 	/* one undecryptable entry is a bad name; all of two or more, a
 	 * wrong dirid */
