@@ -91,7 +91,7 @@ if [ ! -e "$vol.done" ]; then
 	echo "$BENCH_PROG: making $files files through a mount (once; kept in $vol)" >&2
 	t0=$(date +%s.%N)
 	make_tree
-	echo "$BENCH_PROG: made in $(echo "$(date +%s.%N) - $t0" | bc) s" >&2
+	printf '%s: made in %.1f s\n' "$BENCH_PROG" "$(echo "$(date +%s.%N) - $t0" | bc)" >&2
 fi
 
 # one_run cold|warm: seconds of one check (which must find nothing)
@@ -107,7 +107,7 @@ one_run() {
 		exit 1
 	}
 	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc
+	printf '%.2f\n' "$(echo "$t1 - $t0" | bc)"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
