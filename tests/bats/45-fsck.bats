@@ -315,6 +315,29 @@ PY
 	done
 }
 
+@test "fsck: a valid header copy whose MAC fails is rewritten" {
+	damage header-mac "$C"
+	repaired_case header-copy-bad-mac
+	cmp <(head -c 4096 "$C/xtsfs.volume") <(tail -c 4096 "$C/xtsfs.volume")
+}
+
+@test "fsck: on a terminal it asks before each repair; q cancels (32)" {
+	local drive=$BATS_TEST_DIRNAME/pty_drive.py
+	damage unused-link "$C"
+	local link=$C/$DAMAGED
+	damage orphan-sidecar "$LL"
+	run -5 "$drive" --answer 'repair? [y/N/q]=y' \
+		--answer 'repair? [y/N/q]=n' -- \
+		xtsfs-fsck --repair --passfile "$T/pass" "$C"
+	[[ $output == *"orphan-sidecar: "*"[repaired]"* ]]
+	[[ $output == *"unused-long-target: "*"[repairable with --repair]"* ]]
+	[ ! -e "$C/$DAMAGED" ]
+	[ -e "$link" ]
+	run -32 "$drive" --answer 'repair? [y/N/q]=q' -- \
+		xtsfs-fsck --repair --passfile "$T/pass" "$C"
+	[ -e "$link" ]
+}
+
 @test "fsck: files cut inside the header (1, 20, 39 bytes) are reported" {
 	local n
 	for n in 1 20 39; do

@@ -143,6 +143,30 @@ def header_copy(root, copy):
     out(p)
 
 
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
+def header_mac(root):
+    """the seqid of the secondary header copy changed and its CRC made
+    right again: a valid copy whose MAC fails (an edit without the key)"""
+    p = os.path.join(root, 'xtsfs.volume')
+    os.chmod(p, 0o644)
+    with open(p, 'r+b') as f:
+        b = bytearray(f.read())
+        b[4096 + 16] ^= 0x40
+        b[8188:8192] = crc32c(bytes(b[4096:8188])).to_bytes(4, 'little')
+        f.seek(0)
+        f.write(b)
+    os.chmod(p, 0o400)
+    out(p)
+
+
 def cut(p, size):
     """regular file PATH cut to ARG bytes (1..39: inside the header; or
     into its last unit)"""
@@ -218,7 +242,8 @@ KINDS = {
     'garbage-name': garbage_name, 'noncanon-name': noncanon_name,
     'orphan-sidecar': orphan_sidecar, 'rm-sidecar': rm_sidecar,
     'wrong-sidecar': wrong_sidecar, 'unused-link': unused_link,
-    'rm-link': rm_link, 'header-copy': header_copy, 'cut': cut,
+    'rm-link': rm_link, 'header-copy': header_copy,
+    'header-mac': header_mac, 'cut': cut,
     'torn-tail': torn_tail, 'bad-header': bad_magic,
     'conflict-copy': conflict_copy, 'temp-file': temp_file,
     'unknown-internal': unknown_internal,
