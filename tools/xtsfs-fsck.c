@@ -288,7 +288,7 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 {
 	clear_progress(o);
 	if (o->json) {
-		fclose(o->problems);
+		fflush(o->problems); /* o->pbuf holds all of it now */
 		printf("{\"cipherdir\": ");
 		json_str(stdout, o->dir);
 		printf(", \"problems\": [%s%s], \"directories\": %llu, "
@@ -300,7 +300,6 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 		       (unsigned long long)c->symlinks,
 		       (unsigned long long)c->others,
 		       (unsigned long long)c->repaired, rc);
-		free(o->pbuf);
 		return;
 	}
 	if (o->quiet && !c->problems)
@@ -357,6 +356,8 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	if (err && err != -EINTR)
 		fprintf(stderr, PROG ": %s: %s\n", o->dir, strerror(-err));
 	summary(o, &c, rc);
+	fclose(o->problems);
+	free(o->pbuf);
 out:
 	names_ctx_free(k.names);
 	xts_ctx_free(k.xts);
