@@ -216,8 +216,14 @@ static int check_subdir(struct walk *w, int dfd, const char *name,
 	if (fd < 0)
 		return op_error(w, wp, NULL, -errno);
 	err = check_xattrs(w, fd, NULL, wp);
-	if (!err)
+	if (!err && w->depth >= CHECK_MAX_DEPTH) {
+		simple(w, CHECK_UNREADABLE, wp, NULL, "nested more than 2000 "
+		       "directories deep: not checked below");
+	} else if (!err) {
+		w->depth++;
 		err = check_dir(w, fd, wp);
+		w->depth--;
+	}
 	close(fd);
 	return err;
 }

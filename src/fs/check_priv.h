@@ -22,7 +22,15 @@ struct walk {
 	char **linkrefs;             /* the long targets symlinks use */
 	size_t nlinkrefs, caplinkrefs;
 	uint64_t entries;            /* objects seen, for progress */
+	unsigned depth;              /* directories open above this one */
 };
+
+/*
+ * How deep the walk descends: each level holds a directory descriptor
+ * and a stack frame or two (about 2 KiB), so a hostile tree nested
+ * deeper is reported as unreadable there, not followed into a crash.
+ */
+#define CHECK_MAX_DEPTH 2000
 
 /*
  * struct wpath - where the walk is: one object, by its lower path and,
