@@ -419,3 +419,18 @@ PY
 	run -4 xtsfs-fsck --passfile "$T/pass" "$P"
 	finds file-cut-in-header file
 }
+
+@test "fsck: a tree nested 2,100 deep is checked to 2,000, then exit 12" {
+	python3 - "$LE" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for i in range(2100):
+    os.mkdir('A' * 43, dir_fd=fd)
+    nfd = os.open('A' * 43, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = nfd
+PY
+	run -12 fsck
+	[[ $output == *"unreadable: "*"nested more than 2000 directories deep"* ]]
+	[[ $output == *"undecryptable-name: ${LOW[5]}/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA "* ]]
+}
