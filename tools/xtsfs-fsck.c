@@ -97,6 +97,7 @@ struct out {
 	bool ask;                 /* --repair, asking on the terminal */
 	bool yes;                 /* --repair -y */
 	bool cancelled;           /* "q" at a question */
+	bool summarised;          /* the summary (or JSON document) is out */
 	FILE *problems;           /* the JSON array, collected */
 	char *pbuf;               /* its buffer */
 	size_t plen;
@@ -287,6 +288,7 @@ static int exit_code(const struct check_counts *c, int werr)
 static void summary(struct out *o, const struct check_counts *c, int rc)
 {
 	clear_progress(o);
+	o->summarised = true;
 	if (o->json) {
 		fflush(o->problems); /* o->pbuf holds all of it now */
 		printf("{\"cipherdir\": ");
@@ -316,6 +318,22 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 	       (unsigned long long)c->problems, c->problems == 1 ? "" : "s",
 	       (unsigned long long)c->repaired, (unsigned long long)c->dirs,
 	       (unsigned long long)c->files, (unsigned long long)c->symlinks);
+}
+
+/*
+ * With --json, a check that could not start (mounted, no volume, wrong
+ * passphrase) still gives one document, saying so; the reason is on
+ * stderr. Return: @rc.
+ */
+static int json_failed(struct out *o, int rc)
+{
+	if (!o->json || o->summarised)
+		return rc;
+	printf("{\"cipherdir\": ");
+	json_str(stdout, o->dir);
+	printf(", \"problems\": null, \"error\": \"the check could not run "
+	       "(see standard error)\", \"exit_code\": %d}\n", rc);
+	return rc;
 }
 
 /* Unlock, check the header and the tree. Return: the exit code. */
@@ -418,11 +436,13 @@ int main(int argc, char **argv)
 	common_warn_files(&co, PROG);
 	catch_signals();
 	if ((rc = refuse_mounted(o.dir)))
-		return rc;
+		return json_failed(&o, rc);
 	dfd = open_cipherdir(PROG, o.dir);
-	if (dfd < 0)
-		return FSCK_OPERROR;
-	rc = run(&co, &o, dfd);
-	close(dfd);
-	return rc;
+	if (dfd >= 0) {
+		rc = run(&co, &o, dfd);
+		close(dfd);
+	} else {
+		rc = FSCK_OPERROR;
+	}
+	return json_failed(&o, rc);
 }

@@ -187,6 +187,13 @@ left_case() {
 	mkdir "$T/empty"
 	run -8 xtsfs-fsck --passfile "$T/pass" "$T/empty"
 	run -8 xtsfs-fsck --passfile "$T/pass" "$T/nonesuch"
+	run -8 --separate-stderr xtsfs-fsck --json --passfile "$T/wrong" "$C"
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["exit_code"] == 8 and d["problems"] is None' "$output"
+	# a reverse-mode plaintext directory is no cipher directory
+	mkdir "$T/plain"
+	xtsfs-mkfs -q "${KDF[@]}" --passfile "$T/pass" --reverse "$T/plain"
+	run -8 xtsfs-fsck --passfile "$T/pass" "$T/plain"
+	[[ $output == *"not a cipher directory"* ]]
 }
 
 @test "fsck: bad usage exits 16, --help 0" {
