@@ -254,6 +254,7 @@ static int make_keys(const struct common_opts *co, const struct vol *v,
 static int refuse_mounted(const char *dir)
 {
 	char where[4096], esc[8192];
+	long pid;
 	int r = check_mounted("/proc/self/mountinfo", dir, where,
 			      sizeof(where));
 
@@ -265,6 +266,12 @@ static int refuse_mounted(const char *dir)
 	if (r) {
 		fprintf(stderr, PROG ": %s is mounted on %s: unmount it "
 			"first\n", dir, check_escape(esc, sizeof(esc), where));
+		return FSCK_OPERROR;
+	}
+	/* a daemon started with a relative path names its mount so */
+	if (check_held("/proc", "xtsfs", dir, &pid) == 1) {
+		fprintf(stderr, PROG ": %s is in use by an xtsfs daemon (pid "
+			"%ld): unmount it first\n", dir, pid);
 		return FSCK_OPERROR;
 	}
 	return 0;

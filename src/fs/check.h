@@ -185,4 +185,18 @@ char *check_escape(char *out, size_t outsize, const char *in);
 int check_mounted(const char *mountinfo, const char *dir, char *where,
 		  size_t wsize);
 
+/*
+ * check_held() - whether a process named @comm (/proc/PID/comm, e.g.
+ * "xtsfs") holds a descriptor of the directory @dir: a daemon serving
+ * it. This finds the mounts check_mounted() cannot: the daemon names
+ * its mount's source by the path it was given, which may be relative
+ * to a working directory only it knows. Processes whose descriptors
+ * cannot be read (another user's, without privilege) are not seen.
+ * @proc: the proc mount ("/proc"); @pid: the first such process (output).
+ * Return: 1 held, 0 not, -errno if @proc cannot be read or @dir has
+ * no canonical path.
+ */
+int check_held(const char *proc, const char *comm, const char *dir,
+	       long *pid);
+
 #endif /* XTSFS_CHECK_H */

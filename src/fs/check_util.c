@@ -7,6 +7,7 @@
  */
 #include "check_priv.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -446,5 +447,65 @@ int check_mounted(const char *mountinfo, const char *dir, char *where,
 	}
 	free(line);
 	fclose(f);
+	return found;
+}
+
+/* Whether process @pid is called @comm and has @canon open. */
+static bool pid_holds(const char *proc, const char *pid, const char *comm,
+		      const char *canon)
+{
+	char path[PATH_MAX], link[PATH_MAX], name[64] = "";
+	struct dirent *de;
+	bool found = false;
+	ssize_t n;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s/comm", proc, pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	if (strcmp(name, comm))
+		return false;
+	snprintf(path, sizeof(path), "%s/%s/fd", proc, pid);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s/fd/%s", proc, pid,
+			 de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			found = !strcmp(link, canon);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* see check.h */
+int check_held(const char *proc, const char *comm, const char *dir,
+	       long *pid)
+{
+	char canon[PATH_MAX];
+	struct dirent *de;
+	int found = 0;
+	DIR *d;
+
+	if (!realpath(dir, canon))
+		return -errno;
+	if (!(d = opendir(proc)))
+		return -errno;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		found = pid_holds(proc, de->d_name, comm, canon);
+		if (found)
+			*pid = strtol(de->d_name, NULL, 10);
+	}
+	closedir(d);
 	return found;
 }

@@ -211,6 +211,12 @@ left_case() {
 	run -8 bash -c "cd '$T' && xtsfs-fsck --passfile pass c"
 	umount_vol "$M"
 	run -0 fsck
+	# mounted by a relative path (the mount's source is "c"): the
+	# daemon holding the directory gives it away
+	(cd "$T" && xtsfs --passfile pass c m)
+	run -8 bash -c "cd / && xtsfs-fsck --passfile '$T/pass' '$C'"
+	[[ $output == *"in use by an xtsfs daemon"* ]]
+	umount_vol "$M"
 }
 
 @test "fsck: --repair without a terminal and without -y repairs nothing" {

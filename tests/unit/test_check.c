@@ -225,6 +225,18 @@ static void test_mounted(void)
 	CHECK(check_mounted(mi, top, where, sizeof(where)) == 0, "not");
 	CHECK(check_mounted("/nonexistent", dir, where, sizeof(where)) ==
 	      -ENOENT, "no mountinfo");
+	{
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+		long pid = 0;
+
+		CHECK(check_held("/proc", "test_check", dir, &pid) == 1 &&
+		      pid == (long)getpid(), "held by us: pid %ld", pid);
+		close(dfd);
+		CHECK(check_held("/proc", "test_check", dir, &pid) == 0,
+		      "no longer held");
+		CHECK(check_held("/proc", "no-such-comm", top, &pid) == 0,
+		      "nobody else's");
+	}
 	snprintf(cmd, sizeof(cmd), "%s/c d", top);
 	rmdir(cmd);
 	unlink(mi);
