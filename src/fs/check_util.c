@@ -308,7 +308,8 @@ int check_header(int rootfd, struct vol *v, const struct check_opts *o,
 	}
 	if (other_copy_bad_mac(rootfd, v)) {
 		snprintf(detail, sizeof(detail), "%s copy fails its MAC "
-			 "(changed without the key)", which[!v->info.copy_used]);
+			 "(changed without the key)",
+			 which[!v->info.copy_used]);
 		header_problem(&w, v, CHECK_HDR_MAC, detail);
 	} else if (v->info.copies_differ) {
 		header_problem(&w, v, CHECK_HDR_DIFFER, "both copies are "
