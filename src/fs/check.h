@@ -64,6 +64,7 @@ enum check_kind {
 	CHECK_XATTR_NAME,       /* a marked xattr name does not decrypt */
 	CHECK_XATTR_VALUE,      /* an xattr value does not decrypt */
 	CHECK_UNREADABLE,       /* an entry could not be read (I/O error) */
+	CHECK_HDR_MISSING,      /* no usable header: opened by the key alone */
 	CHECK_NKINDS,
 };
 

@@ -43,6 +43,7 @@ static const char *const kind_names[CHECK_NKINDS] = {
 	[CHECK_XATTR_NAME] = "undecryptable-xattr-name",
 	[CHECK_XATTR_VALUE] = "undecryptable-xattr-value",
 	[CHECK_UNREADABLE] = "unreadable",
+	[CHECK_HDR_MISSING] = "header-missing",
 };
 
 /* see check.h */
@@ -297,6 +298,26 @@ int check_header(int rootfd, struct vol *v, const struct check_opts *o,
 	const char *which[VOL_NCOPIES] = { "the primary", "the secondary" };
 	char detail[160];
 
+	if (v->info.headerless) {
+		/*
+		 * The key text stood in (FORMAT.md 2.8). A header needs a key
+		 * slot, so a new passphrase: xtsfs-passwd's to write, not ours.
+		 */
+		char name[32];
+		struct wpath wp = { .cipher = name };
+		struct check_problem p = {
+			.kind = CHECK_HDR_MISSING,
+			.detail = v->info.header_err == -ENOENT ?
+				  "there is no volume header; xtsfs-passwd "
+				  "--repair --volume-key-file writes one" :
+				  "both header copies are corrupt; xtsfs-passwd "
+				  "--repair --volume-key-file writes a new header",
+		};
+
+		snprintf(name, sizeof(name), "%s", VOL_FILE_NAME);
+		emit(&w, &p, &wp, NULL);
+		return 0;
+	}
 	for (int i = 0; i < VOL_NCOPIES; i++) {
 		if (v->info.copy_ok[i])
 			continue;

@@ -328,6 +328,31 @@ PY
 	done
 }
 
+@test "fsck: no header, opened with the key alone: reported, left to xtsfs-passwd --repair" {
+	xtsfs-passwd --print-volume-key --passfile "$T/pass" "$C" >"$T/key"
+	chmod 600 "$T/key"
+	for how in corrupt delete; do
+		if [ $how = delete ]; then
+			rm "$C/xtsfs.volume"
+		else
+			chmod 600 "$C/xtsfs.volume"
+			head -c 8192 /dev/zero >"$C/xtsfs.volume"
+		fi
+		run xtsfs-fsck --volume-key-file "$T/key" "$C"
+		[ "$status" -eq 4 ]
+		finds header-missing xtsfs.volume
+		[ "$(grep -c ']$' <<<"$output")" -eq 1 ] # the one problem
+		# --repair cannot write a header (no passphrase for a key slot)
+		run xtsfs-fsck --repair -y --volume-key-file "$T/key" "$C"
+		[ "$status" -eq 4 ]
+		if [ $how = delete ]; then [ ! -e "$C/xtsfs.volume" ]; fi
+	done
+	xtsfs-passwd -q --repair "${KDF[@]}" --volume-key-file "$T/key" --new-passfile "$T/pass" "$C"
+	run fsck
+	[ "$status" -eq 0 ]
+	rest_is_intact
+}
+
 @test "fsck: a valid header copy whose MAC fails is rewritten" {
 	damage header-mac "$C"
 	repaired_case header-copy-bad-mac
