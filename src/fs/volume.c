@@ -399,6 +399,9 @@ int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys)
 							 : VOL_REVERSE_TMP_NAME;
 	int fd, err;
 
+	/* FORMAT.md 2.5: no reader takes a header without an active slot */
+	if (vol_slot_count(h) == 0)
+		return -EINVAL;
 	h->seqid++;
 	vol_to_disk(buf, h, keys);
 	for (int c = 1; c < VOL_NCOPIES; c++)

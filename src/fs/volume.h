@@ -148,7 +148,9 @@ int vol_read_path(const char *path, struct vol_header *h,
  * h->file: a temp file beside it, fsync, rename over it, fsync the
  * directory. h->seqid is incremented first. On failure nothing but the
  * old header remains (the temp file is removed).
- * Return: 0 or -errno (e.g. -ENOSPC, -EACCES, -EROFS).
+ * Return: 0 or -errno (e.g. -ENOSPC, -EACCES, -EROFS); -EINVAL, and
+ * nothing written, for a header without an active key slot (no reader
+ * would take it).
  */
 int vol_write(int dirfd, struct vol_header *h, const struct vol_keys *keys);
 

@@ -907,6 +907,10 @@ static void check_headerless(void)
 	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0 &&
 	      v.info.header_err == -EBADMSG, "corrupt header: %s", err);
 	vol_close(&v);
+	/* what it opened has no key slot: never written as a header */
+	CHECK(unlock_text(dfd, dir, text, &v, err, sizeof(err)) == 0 &&
+	      vol_write(dfd, &v.hdr, v.keys) == -EINVAL, "slotless header");
+	vol_close(&v);
 	/* a good header: the key must be this volume's (UUID, then MAC) */
 	{
 		struct vol_header h = hdr;
