@@ -483,12 +483,19 @@ static bool kernel_checks(const struct opts *o, const char *list)
 static int session_args(const struct opts *o, const char *subtype,
 			struct fuse_args *args, char **fsopts)
 {
-	char *rest = NULL, *fsname = NULL, st[64];
+	char *rest = NULL, *fsname = NULL, *canon, st[64];
 	int rc = -1;
 
 	snprintf(st, sizeof(st), "subtype=%s", subtype);
-	if (asprintf(&fsname, "fsname=%s", o->cipherdir) < 0)
+	/*
+	 * The mount's source, as mount(8), findmnt and xtsfs-fsck's
+	 * "is it mounted?" see it: the canonical path, so that a mount made
+	 * with a relative one is still recognised.
+	 */
+	canon = realpath(o->cipherdir, NULL);
+	if (asprintf(&fsname, "fsname=%s", canon ? canon : o->cipherdir) < 0)
 		fsname = NULL;
+	free(canon);
 	if (fsname && !fuse_opt_add_opt_escaped(&rest, st) &&
 	    !fuse_opt_add_opt_escaped(&rest, fsname) &&
 	    !(o->fuse_opts && fuse_opt_add_opt(&rest, o->fuse_opts)) &&

@@ -211,11 +211,13 @@ left_case() {
 	run -8 bash -c "cd '$T' && xtsfs-fsck --passfile pass c"
 	umount_vol "$M"
 	run -0 fsck
-	# mounted by a relative path (the mount's source is "c"): the
-	# daemon holding the directory gives it away
+	# mounted by a relative path: the mount's source is still the
+	# canonical path (and a daemon holding the directory would give it
+	# away, too)
 	(cd "$T" && xtsfs --passfile pass c m)
+	[ "$(findmnt -no SOURCE "$M")" = "$(realpath "$C")" ]
 	run -8 bash -c "cd / && xtsfs-fsck --passfile '$T/pass' '$C'"
-	[[ $output == *"in use by an xtsfs daemon"* ]]
+	[[ $output == *"is mounted on $M"* || $output == *"in use by an xtsfs daemon"* ]]
 	umount_vol "$M"
 }
 
