@@ -136,6 +136,9 @@ int xm_dir_peek(struct xmount *m, struct xnode *dir, struct xdir *d,
 		/* an offline tool reports them itself; a mount logs them */
 		if (rc < 0 && m->skipped)
 			m->skipped(m->skipped_arg, dir, lower);
+		else if (rc == -EILSEQ)
+			report_bad(m, dir->node.k2, lower, "is a stored name "
+				   "with an unknown conflict suffix; skipped");
 		else if (rc < 0)
 			report_bad(m, dir->node.k2, lower,
 				   "cannot be decrypted; skipped");

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conflict.h"
 #include "content.h"
 
 /* see dirops.h */
@@ -148,6 +149,7 @@ int dirops_name_enc(const struct dirops *d, const struct dirid_src *id,
 	size_t len = strlen(name);
 	int err;
 
+	ln->conflict = false;
 	if (len > NAMES_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (!d->names) {
@@ -164,14 +166,181 @@ int dirops_name_enc(const struct dirops *d, const struct dirid_src *id,
 			     &ln->is_long);
 }
 
+/*
+ * @ln: the conflict copy, suffix @sfx (@k bytes), of the entry @base
+ * names (FORMAT 4.8). Return: 0, or -ENAMETOOLONG (no such copy can be).
+ */
+static int conflict_lname(const struct lname *base, const char *sfx,
+			  size_t k, struct lname *ln)
+{
+	const int pl = (int)strlen(NAMES_LONG_PREFIX) - 1;
+	int n;
+
+	*ln = *base;
+	ln->conflict = true;
+	if (!base->is_long)
+		n = snprintf(ln->stored, sizeof(ln->stored), "%s%.*s",
+			     base->stored, (int)k, sfx);
+	else /* the suffix before the "extension" .<V> */
+		n = snprintf(ln->stored, sizeof(ln->stored), "%.*s%.*s%s", pl,
+			     base->stored, (int)k, sfx, base->stored + pl);
+	return n > 0 && n <= NAMES_STORED_MAX ? 0 : -ENAMETOOLONG;
+}
+
+/* see dirops.h */
+int dirops_name_find(const struct dirops *d, int dirfd,
+		     const struct dirid_src *id, bool root, const char *name,
+		     struct lname *ln)
+{
+	char base[NAMES_NAME_MAX + 1];
+	struct lname b, c;
+	struct stat st;
+	size_t len, k;
+	int err = dirops_name_enc(d, id, root, name, ln);
+
+	if (err || !d->names)
+		return err;
+	len = strlen(name);
+	k = conflict_suffix(name, len);
+	/* an entry of this name, or anything but its absence: that one */
+	if (!k || !fstatat(dirfd, ln->stored, &st, AT_SYMLINK_NOFOLLOW) ||
+	    errno != ENOENT)
+		return 0;
+	memcpy(base, name, len - k);
+	base[len - k] = '\0';
+	if (!dirops_name_enc(d, id, root, base, &b) &&
+	    !conflict_lname(&b, name + len - k, k, &c) &&
+	    !fstatat(dirfd, c.stored, &st, AT_SYMLINK_NOFOLLOW))
+		*ln = c;
+	explicit_bzero(base, sizeof(base));
+	return 0;
+}
+
+/*
+ * A conflict copy's name: the decrypted @out (@outlen bytes) + suffix
+ * @sfx (@k bytes). Return 0; 1 an entry of that very name exists (lookup
+ * finds it, not the copy: listing both would show one name twice);
+ * -EBADMSG too long to show.
+ */
+static int conflict_shown(const struct dirops *d, int dirfd,
+			  const uint8_t dirid[NAMES_DIRID_SIZE], char out[256],
+			  size_t outlen, const char *sfx, size_t k)
+{
+	char stored[NAMES_STORED_MAX + 1], full[NAMES_FULL_MAX];
+	struct stat st;
+	bool is_long;
+
+	if (outlen + k > NAMES_NAME_MAX) {
+		explicit_bzero(out, 256);
+		return -EBADMSG;
+	}
+	memcpy(out + outlen, sfx, k);
+	out[outlen + k] = '\0';
+	if (names_encrypt(d->names, dirid, out, outlen + k, stored, full,
+			  &is_long))
+		return -EBADMSG;
+	/* the rule of dirops_name_find(), the other way round */
+	if (!fstatat(dirfd, stored, &st, AT_SYMLINK_NOFOLLOW) ||
+	    errno != ENOENT)
+		return 1;
+	return 0;
+}
+
+/*
+ * Whether the first characters of @lower (@len of them, which do not
+ * decrypt as a whole) are a stored name of this directory: one of the
+ * ten lengths a short stored name has (FORMAT 4.1), followed by more.
+ */
+static bool stored_prefix(const struct dirops *d,
+			  const uint8_t dirid[NAMES_DIRID_SIZE],
+			  const char *lower, size_t len)
+{
+	char out[256];
+	size_t outlen;
+	bool ok = false;
+
+	for (size_t p = 16; p <= 160 && !ok; p += 16) {
+		size_t n = (4 * (16 + p) + 2) / 3;
+
+		ok = n < len && !names_decrypt(d->names, dirid, lower, n, out,
+					       &outlen);
+	}
+	explicit_bzero(out, sizeof(out));
+	return ok;
+}
+
+/* The conflict copy of a short entry (dirops_name_dec() after the rest). */
+static int dec_conflict(const struct dirops *d, int dirfd,
+			const uint8_t dirid[NAMES_DIRID_SIZE],
+			const char *lower, char out[256])
+{
+	size_t len = strlen(lower), k = conflict_suffix(lower, len), outlen;
+
+	if (!k || names_decrypt(d->names, dirid, lower, len - k, out,
+				&outlen))
+		return stored_prefix(d, dirid, lower, len) ? -EILSEQ :
+		       -EBADMSG;
+	return conflict_shown(d, dirfd, dirid, out, outlen, lower + len - k,
+			      k);
+}
+
+/*
+ * A long entry @entry ("xtsfs.long.<V>") decrypted through its sidecar
+ * into @out. Return: 0, -EBADMSG, or -EIO (no dirid).
+ */
+static int dec_long(const struct dirops *d, int dirfd,
+		    const struct dirid_src *id, const char *entry,
+		    uint8_t dirid[NAMES_DIRID_SIZE], char out[256],
+		    size_t *outlen)
+{
+	char full[NAMES_FULL_MAX], side[NAMES_STORED_MAX + 1];
+	size_t len;
+	int err;
+
+	names_long_sidecar(side, entry);
+	err = dirops_read_small(dirfd, side, full, sizeof(full) - 1, &len);
+	if (err)
+		return -EBADMSG; /* this entry only */
+	err = id->get(id->arg, dirid);
+	if (err)
+		return err;
+	/* the sidecar must be this entry's, not a copy of another's */
+	return names_decrypt_long(d->names, dirid, entry, full, len, out,
+				  outlen);
+}
+
+/*
+ * "xtsfs.long" + something + "." + V with a valid sidecar for V but no
+ * known suffix: -EILSEQ (reported); anything else of ours: 1 (silent).
+ */
+static int long_unknown(const struct dirops *d, int dirfd,
+			const struct dirid_src *id, const char *lower)
+{
+	size_t len = strlen(lower), pl = strlen(NAMES_LONG_PREFIX) - 1, n;
+	uint8_t dirid[NAMES_DIRID_SIZE];
+	char entry[NAMES_STORED_MAX + 1], out[256];
+	int rc = 1;
+
+	if (len <= pl + 23 || len > NAMES_STORED_MAX ||
+	    strncmp(lower, NAMES_LONG_PREFIX, pl) || lower[len - 23] != '.')
+		return 1;
+	snprintf(entry, sizeof(entry), "%s%s", NAMES_LONG_PREFIX,
+		 lower + len - 22);
+	if (names_is_long(entry) &&
+	    !dec_long(d, dirfd, id, entry, dirid, out, &n))
+		rc = -EILSEQ;
+	explicit_bzero(out, sizeof(out));
+	return rc;
+}
+
 /* see dirops.h */
 int dirops_name_dec(const struct dirops *d, int dirfd,
 		    const struct dirid_src *id, bool root, const char *lower,
 		    char out[256])
 {
 	uint8_t dirid[NAMES_DIRID_SIZE];
-	char full[NAMES_FULL_MAX];
-	size_t len, outlen;
+	char entry[34];
+	size_t outlen, k;
 	int err;
 
 	if (!d->names) {
@@ -180,28 +349,24 @@ int dirops_name_dec(const struct dirops *d, int dirfd,
 		snprintf(out, 256, "%s", lower);
 		return 0;
 	}
-	if (names_is_long(lower)) {
-		char side[NAMES_STORED_MAX + 1];
-
-		names_long_sidecar(side, lower);
-		err = dirops_read_small(dirfd, side, full, sizeof(full) - 1,
-					&len);
-		if (err)
-			return -EBADMSG; /* this entry only */
-		err = id->get(id->arg, dirid);
-		if (err)
-			return err;
-		/* the sidecar must be this entry's, not a copy of another's */
-		return names_decrypt_long(d->names, dirid, lower, full, len,
-					  out, &outlen);
+	if (names_is_long(lower))
+		return dec_long(d, dirfd, id, lower, dirid, out, &outlen);
+	if (conflict_long(lower, &k, entry)) {
+		err = dec_long(d, dirfd, id, entry, dirid, out, &outlen);
+		return err ? err : conflict_shown(d, dirfd, dirid, out, outlen,
+						  lower + strlen(NAMES_LONG_PREFIX) - 1, k);
 	}
+	if (conflict_internal(lower))
+		return 1; /* a copy of a dirid or header: xtsfs-fsck's */
 	if (names_is_internal(lower))
-		return 1;
+		return long_unknown(d, dirfd, id, lower);
 	err = id->get(id->arg, dirid);
 	if (err)
 		return err;
-	return names_decrypt(d->names, dirid, lower, strlen(lower), out,
-			     &outlen);
+	err = names_decrypt(d->names, dirid, lower, strlen(lower), out,
+			    &outlen);
+	return err == -EBADMSG ? dec_conflict(d, dirfd, dirid, lower, out) :
+	       err;
 }
 
 /* see dirops.h */
@@ -248,6 +413,49 @@ out:
 	return err;
 }
 
+/* The sidecar of @ln: its own, or for a conflict copy the entry's. */
+static void lname_sidecar(char side[NAMES_STORED_MAX + 1],
+			  const struct lname *ln)
+{
+	size_t len = strlen(ln->stored);
+
+	if (ln->conflict && len >= 22)
+		snprintf(side, NAMES_STORED_MAX + 1, "%s%s%s",
+			 NAMES_LONG_PREFIX, ln->stored + len - 22,
+			 NAMES_LONG_SUFFIX);
+	else
+		names_long_sidecar(side, ln->stored);
+}
+
+/*
+ * Whether sidecar @side of @dirfd still serves an entry: the long entry
+ * of its name, or a conflict copy of that entry, which sync tools make
+ * without copying the sidecar. Only a long name's removal asks, so only
+ * that reads the directory. Unsure (it cannot be read): in use, as an
+ * orphaned sidecar is harmless and a missing one hides an entry.
+ */
+static bool sidecar_in_use(int dirfd, const char *side)
+{
+	char entry[NAMES_STORED_MAX + 1], e[34];
+	size_t len = strlen(side), sl = strlen(NAMES_LONG_SUFFIX), k;
+	struct dirent *de;
+	struct stat st;
+	bool used = false;
+	DIR *dp;
+
+	if (len <= sl)
+		return false;
+	memcpy(entry, side, len - sl);
+	entry[len - sl] = '\0';
+	if (!fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) ||
+	    errno != ENOENT || dirops_opendir(dirfd, &dp))
+		return true;
+	while (!used && (de = readdir(dp)))
+		used = conflict_long(de->d_name, &k, e) && !strcmp(e, entry);
+	closedir(dp);
+	return used;
+}
+
 /*
  * The sidecar of @ln, made if it is long and not there: *@made says
  * whether this call made it (and an undo may drop it).
@@ -261,7 +469,7 @@ static int sidecar_new(const struct dirops *d, int dirfd,
 	*made = false;
 	if (!ln->is_long)
 		return 0;
-	names_long_sidecar(side, ln->stored);
+	lname_sidecar(side, ln);
 	err = write_new_at(d, dirfd, side, ln->full, strlen(ln->full));
 	*made = !err;
 	return err == -EEXIST ? 0 : err;
@@ -283,8 +491,9 @@ void dirops_sidecar_drop(int dirfd, const struct lname *ln)
 
 	if (!ln->is_long)
 		return;
-	names_long_sidecar(side, ln->stored);
-	(void)unlinkat(dirfd, side, 0);
+	lname_sidecar(side, ln);
+	if (!sidecar_in_use(dirfd, side))
+		(void)unlinkat(dirfd, side, 0);
 }
 
 /*

@@ -43,6 +43,10 @@ struct lname {
 	char stored[NAMES_STORED_MAX + 1]; /* the lower entry name */
 	char full[NAMES_FULL_MAX];         /* sidecar content if is_long */
 	bool is_long;                      /* stored is xtsfs.long.* */
+	bool conflict;                     /* a sync tool's conflict copy
+					    * (conflict.h): stored is the
+					    * copy's, full and the sidecar
+					    * the original's */
 };
 
 /*
@@ -91,11 +95,29 @@ int dirops_name_enc(const struct dirops *d, const struct dirid_src *id,
 		    bool root, const char *name, struct lname *ln);
 
 /*
+ * dirops_name_find() - the stored form of plaintext @name that names an
+ * existing entry of directory @dirfd: dirops_name_enc()'s, unless no
+ * entry has that name, @name ends in a known conflict suffix (conflict.h)
+ * and the conflict copy "stored form of the rest + suffix" exists (for
+ * a long rest: "xtsfs.long" + suffix + "." + V); then that copy, with
+ * @ln->conflict set. What dirops_name_dec() shows, this finds.
+ * Return: as dirops_name_enc().
+ */
+int dirops_name_find(const struct dirops *d, int dirfd,
+		     const struct dirid_src *id, bool root, const char *name,
+		     struct lname *ln);
+
+/*
  * dirops_name_dec() - the plaintext name of lower entry @lower of
- * directory @dirfd into @out.
- * Return: 0; 1 an entry of xtsfs's own, never shown; -EIO the dirid
- * cannot be read (no name here can be); -EBADMSG this entry does not
- * decrypt (its sidecar is missing, foreign or damaged, or its name is).
+ * directory @dirfd into @out. A conflict copy of an entry (a stored
+ * name + a known suffix, FORMAT 4.8) gives the entry's name + the
+ * suffix, unless an entry of that very name exists (lookup finds that
+ * one: the copy is not listed then).
+ * Return: 0; 1 an entry of xtsfs's own (or a conflict copy of one),
+ * never shown; -EIO the dirid cannot be read (no name here can be);
+ * -EBADMSG this entry does not decrypt (its sidecar is missing, foreign
+ * or damaged, or its name is); -EILSEQ it is a stored name followed by
+ * text that is no known conflict suffix (not shown either).
  */
 int dirops_name_dec(const struct dirops *d, int dirfd,
 		    const struct dirid_src *id, bool root, const char *lower,
@@ -141,7 +163,11 @@ int dirops_link(const struct dirops *d, int fd, int dirfd,
 /* dirops_undo_make() - remove a new object nobody was told about. */
 void dirops_undo_make(int dirfd, const struct lname *ln, bool isdir);
 
-/* The sidecar of @ln, if it is long: made (same text exists: fine), dropped. */
+/*
+ * The sidecar of @ln, if it is long: made (same text exists: fine),
+ * dropped. A sidecar serves an entry and its conflict copies: it is
+ * dropped only when none of them is left in @dirfd.
+ */
 int dirops_sidecar_make(const struct dirops *d, int dirfd,
 			const struct lname *ln);
 void dirops_sidecar_drop(int dirfd, const struct lname *ln);

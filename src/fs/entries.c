@@ -141,8 +141,9 @@ int xm_rename(struct xmount *m, const struct caller *who, struct xnode *d1,
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
 	err = name_enc_existing(m, d1, name1, &l1);
+	/* a target that exists as a conflict copy is that copy, replaced */
 	if (!err)
-		err = name_enc(m, d2, name2, &l2);
+		err = name_find(m, d2, name2, &l2);
 	/*
 	 * The kernel checked the sticky bit only for a target it knew of:
 	 * one that appeared behind its negative entry would be replaced

@@ -414,10 +414,21 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 }
 
 /* see mount_int.h */
+int name_find(struct xmount *m, struct xnode *dir, const char *name,
+	      struct lname *ln)
+{
+	struct dir_ref r = { m, dir };
+	struct dirid_src id = { dir_ref_get, &r };
+
+	return dirops_name_find(&m->dops, dir->fd, &id, dir == m->root, name,
+				ln);
+}
+
+/* see mount_int.h */
 int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
 		      struct lname *ln)
 {
-	int err = name_enc(m, dir, name, ln);
+	int err = name_find(m, dir, name, ln);
 
 	return err == -EPERM ? -ENOENT : err;
 }

@@ -17,7 +17,14 @@ void node_hold(struct xmount *m, struct xnode *in);
 int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 	     struct lname *ln);
 
-/* name_enc() for a name that must exist: reserved ones are -ENOENT. */
+/*
+ * The lower name of @name in @dir for an entry that may exist: a
+ * conflict copy's if no entry has that name (dirops_name_find()).
+ */
+int name_find(struct xmount *m, struct xnode *dir, const char *name,
+	      struct lname *ln);
+
+/* name_find() for a name that must exist: reserved ones are -ENOENT. */
 int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
 		      struct lname *ln);
 

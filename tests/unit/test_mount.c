@@ -4,7 +4,8 @@
  * a volume in a temporary directory, then through the xm_* calls what a
  * mount does: make directories, files (short and long names), symlinks,
  * hard links; write and read back every size class; list; rename;
- * truncate; remove. Each result is checked against what was asked and
+ * truncate; remove; sync-tool conflict copies (FORMAT 4.8) listed,
+ * read, linked, moved and removed. Each result is checked against what was asked and
  * against the cipher directory itself (names encrypted, sizes = header +
  * plaintext), so the core is known to work on its own, as a checker or
  * a restore tool will use it.
@@ -190,6 +191,181 @@ static void stored_names(struct xnode *dir, const char *present,
 	unlinkat(dir->fd, junk, 0);
 }
 
+/* ---- sync-tool conflict copies (FORMAT 4.8) -------------------------- */
+
+static const char st_sfx[] = ".sync-conflict-20240131-235959-ABCDEF7";
+static const char nc_sfx[] = " (conflicted copy 2024-01-01 101010)";
+
+/*
+ * Give entry @name of @dir the lower name a sync tool gives its conflict
+ * copy with suffix @sfx: renamed (@keep false) or linked beside it.
+ */
+static void make_copy(struct xnode *dir, const char *name, const char *sfx,
+		      bool keep)
+{
+	char lower[512];
+	struct lname ln;
+	size_t len;
+
+	CHECK(xm_stored_name(&M, dir, name, &ln) == 0, "stored %.20s", name);
+	len = strlen(ln.stored);
+	if (ln.is_long) /* before the "extension" .<V> */
+		snprintf(lower, sizeof(lower), "xtsfs.long%s%s", sfx,
+			 ln.stored + len - 23);
+	else
+		snprintf(lower, sizeof(lower), "%s%s", ln.stored, sfx);
+	CHECK((keep ? linkat(dir->fd, ln.stored, dir->fd, lower, 0) :
+	       renameat(dir->fd, ln.stored, dir->fd, lower)) == 0,
+	      "lower copy %s", lower);
+}
+
+/* The first @len bytes of file @name of @dir are pattern @seed's. */
+static void reads_as(struct xnode *dir, const char *name, size_t len,
+		     unsigned seed)
+{
+	struct xhandle *h = NULL;
+	struct xnode *in = NULL;
+	const uint8_t *got;
+	struct stat st;
+	bool keep, same = true;
+	ssize_t n = -1;
+
+	CHECK(xm_lookup(&M, dir, name, &in, &st) == 0 &&
+	      st.st_size == (off_t)len, "lookup %.50s", name);
+	if (!in)
+		return;
+	if (xm_open(&M, &Me, in, O_RDONLY, &h, &keep) == 0) {
+		n = xm_read(&M, h, len, 0, &got);
+		for (ssize_t i = 0; i < n && same; i++)
+			same = got[i] == (uint8_t)(i * 31 + seed);
+		xm_release(h);
+	}
+	CHECK(n == (ssize_t)len && same, "read %.50s: %zd", name, n);
+	xm_forget(&M, in, 1);
+}
+
+/* How many entries of @dir's listing are named @name. */
+static int listed(struct xnode *dir, const char *name)
+{
+	struct xm_dirent e;
+	struct xdir *d;
+	bool keep;
+	int n = 0;
+
+	if (xm_opendir(&M, dir, &d, &keep) != 0)
+		return -1;
+	while (xm_dir_peek(&M, dir, d, &e) == 1) {
+		n += !strcmp(e.name, name);
+		xm_dir_take(d, &e);
+	}
+	xm_releasedir(d);
+	return n;
+}
+
+/* A copy of a short and of a long file: listed, read, moved, removed. */
+static void conflict_files(struct xnode *c)
+{
+	char big[201], name[300];
+	struct xnode *in = NULL;
+	struct lname ln;
+	struct stat st;
+
+	memset(big, 'K', 200);
+	big[200] = '\0';
+	file_roundtrip(c, "a", 3, 5);
+	file_roundtrip(c, big, 100, 6);
+	make_copy(c, "a", st_sfx, false);
+	make_copy(c, big, nc_sfx, true);
+	snprintf(name, sizeof(name), "a%s", st_sfx);
+	CHECK(listed(c, name) == 1 && listed(c, "a") == 0, "a's copy listed");
+	CHECK(xm_lookup(&M, c, "a", &in, &st) == -ENOENT, "a is gone");
+	reads_as(c, name, 3, 5);
+	CHECK(xm_lookup(&M, c, name, &in, &st) == 0, "lookup the copy");
+	CHECK(in && xm_link(&M, in, c, "hard", &in, &st) == 0 &&
+	      st.st_nlink == 2, "hard link of a copy");
+	xm_forget(&M, in, 2);
+	CHECK(xm_rename(&M, &Me, c, name, c, "b", 0) == 0, "mv copy b");
+	CHECK(xm_stored_name(&M, c, "b", &ln) == 0 && !ln.conflict &&
+	      fstatat(c->fd, ln.stored, &st, AT_SYMLINK_NOFOLLOW) == 0,
+	      "b is stored normally");
+	reads_as(c, "b", 3, 5);
+	/* a new file of a conflict copy's name gets a normal stored name */
+	file_roundtrip(c, name, 2, 8);
+	CHECK(xm_stored_name(&M, c, name, &ln) == 0 && !ln.conflict,
+	      "new file named like a copy");
+	CHECK(xm_unlink(&M, &Me, c, name) == 0, "its unlink");
+
+	/* the long copy shares the sidecar, which outlives the original */
+	snprintf(name, sizeof(name), "%s%s", big, nc_sfx);
+	CHECK(strlen(name) > 200 && listed(c, name) == 1, "long copy listed");
+	CHECK(xm_unlink(&M, &Me, c, big) == 0, "rm the original");
+	CHECK(listed(c, name) == 1, "the copy is still listed");
+	reads_as(c, name, 100, 6);
+	CHECK(xm_rename(&M, &Me, c, name, c, big, 0) == 0, "mv copy back");
+	reads_as(c, big, 100, 6);
+	CHECK(listed(c, name) == 0 && listed(c, big) == 1, "moved back");
+	CHECK(xm_stored_name(&M, c, big, &ln) == 0 && ln.is_long, "long");
+	CHECK(xm_unlink(&M, &Me, c, big) == 0, "rm long");
+	names_long_sidecar(name, ln.stored);
+	CHECK(fstatat(c->fd, name, &st, 0) != 0, "the last user drops %s",
+	      name);
+}
+
+/* A copy of a directory; a shadowed copy; an unknown suffix. */
+static void conflict_others(struct xnode *c)
+{
+	char name[300], out[256];
+	struct xnode *d, *in = NULL;
+	struct lname ln;
+	struct stat st;
+
+	d = mkdir_(c, "d");
+	xm_forget(&M, d, 1);
+	make_copy(c, "d", nc_sfx, false);
+	snprintf(name, sizeof(name), "d%s", nc_sfx);
+	CHECK(xm_lookup(&M, c, name, &d, &st) == 0 && S_ISDIR(st.st_mode),
+	      "directory copy");
+	if (d) {
+		file_roundtrip(d, "inner", 10, 9);
+		reads_as(d, "inner", 10, 9);
+		CHECK(xm_unlink(&M, &Me, d, "inner") == 0, "rm inner");
+		xm_forget(&M, d, 1);
+	}
+	CHECK(xm_rmdir(&M, &Me, c, name) == 0, "rmdir the copy");
+
+	/* an entry of the copy's very name is what lookup finds */
+	file_roundtrip(c, "s", 1, 1);
+	snprintf(name, sizeof(name), "s%s", st_sfx);
+	file_roundtrip(c, name, 2, 2);
+	make_copy(c, "s", st_sfx, false);
+	CHECK(listed(c, name) == 1, "listed once");
+	reads_as(c, name, 2, 2);
+
+	/* a stored name + junk: not listed, reported */
+	file_roundtrip(c, "u", 1, 3);
+	make_copy(c, "u", "-junk", false);
+	CHECK(xm_stored_name(&M, c, "u", &ln) == 0, "u");
+	snprintf(name, sizeof(name), "%s-junk", ln.stored);
+	CHECK(xm_plain_name(&M, c, name, out) == -EILSEQ, "unknown suffix");
+	skips = 0;
+	M.skipped = on_skip;
+	CHECK(listed(c, "u") == 0 && skips == 1 &&
+	      !strcmp(skipped_name, name), "junk skipped: %d", skips);
+	M.skipped = NULL;
+	(void)in;
+}
+
+static void conflicts(void)
+{
+	struct xnode *c = mkdir_(M.root, "conflicts");
+
+	if (!c)
+		return;
+	conflict_files(c);
+	conflict_others(c);
+	xm_forget(&M, c, 1);
+}
+
 static void run(void)
 {
 	static const size_t sizes[] = { 0, 1, 15, 16, 17, U - 1, U, U + 1,
@@ -304,6 +480,7 @@ int main(void)
 		return 1;
 	}
 	run();
+	conflicts();
 	xm_destroy(&M);
 	names_ctx_free(names);
 	xts_ctx_free(xts);
