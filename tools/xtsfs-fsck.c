@@ -102,6 +102,10 @@ struct out {
 	char *pbuf;               /* its buffer */
 	size_t plen;
 	unsigned nproblems;
+	FILE *conflicts;          /* the JSON array of conflict copies */
+	char *cbuf;               /* its buffer */
+	size_t clen;
+	unsigned nconflicts;
 };
 
 /* A line of progress is erased before anything else is printed. */
@@ -203,6 +207,39 @@ static void report(void *arg, const struct check_problem *p)
 	fflush(stdout);
 }
 
+/*
+ * A sync tool's conflict copy: no problem (the mount shows it, the user
+ * resolves it there), but worth knowing of. Text: a "notice:" line
+ * (also with --quiet: the volume is not quite as the user left it);
+ * JSON: the "conflicts" array. The exit code does not change.
+ */
+static void conflict(void *arg, const struct check_problem *p)
+{
+	struct out *o = arg;
+	char c[8192], pl[8192];
+
+	clear_progress(o);
+	if (o->json) {
+		fprintf(o->conflicts, "%s\n    {\"kind\": \"%s\", "
+			"\"cipher_path\": ", o->nconflicts ? "," : "",
+			check_kind_name(p->kind));
+		json_str(o->conflicts, p->cipher);
+		fputs(", \"plain_path\": ", o->conflicts);
+		json_str(o->conflicts, p->plain);
+		fputs(", \"plain_dir\": ", o->conflicts);
+		json_str(o->conflicts, p->plain_dir);
+		fputc('}', o->conflicts);
+	} else {
+		check_escape(c, sizeof(c), p->cipher);
+		check_escape(pl, sizeof(pl), p->plain ? p->plain :
+			     "plaintext path unknown");
+		printf("notice: %s: %s (%s): %s\n", check_kind_name(p->kind),
+		       c, pl, p->detail);
+	}
+	o->nconflicts++;
+	fflush(stdout);
+}
+
 /* The question before a repair, on the terminal: y, n or q (cancel). */
 static bool ask(void *arg, const struct check_problem *p)
 {
@@ -292,6 +329,16 @@ static int exit_code(const struct check_counts *c, int werr)
 	return rc;
 }
 
+/* After the summary line: how many conflict copies the notices named. */
+static void conflict_summary(const struct check_counts *c)
+{
+	if (c->conflicts)
+		printf(PROG ": %llu sync conflict cop%s (notices above): not "
+		       "problems; resolve them in the mount\n",
+		       (unsigned long long)c->conflicts,
+		       c->conflicts == 1 ? "y" : "ies");
+}
+
 static void summary(struct out *o, const struct check_counts *c, int rc)
 {
 	clear_progress(o);
@@ -300,10 +347,13 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 		fflush(o->problems); /* o->pbuf holds all of it now */
 		printf("{\"cipherdir\": ");
 		json_str(stdout, o->dir);
-		printf(", \"problems\": [%s%s], \"directories\": %llu, "
+		fflush(o->conflicts);
+		printf(", \"problems\": [%s%s], \"conflicts\": [%s%s], "
+		       "\"directories\": %llu, "
 		       "\"files\": %llu, \"symlinks\": %llu, \"others\": "
 		       "%llu, \"repaired\": %llu, \"exit_code\": %d}\n",
 		       o->pbuf ? o->pbuf : "", o->nproblems ? "\n  " : "",
+		       o->cbuf ? o->cbuf : "", o->nconflicts ? "\n  " : "",
 		       (unsigned long long)c->dirs,
 		       (unsigned long long)c->files,
 		       (unsigned long long)c->symlinks,
@@ -318,6 +368,7 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 		       "symlinks)\n", o->dir, (unsigned long long)c->dirs,
 		       (unsigned long long)c->files,
 		       (unsigned long long)c->symlinks);
+		conflict_summary(c);
 		return;
 	}
 	printf(PROG ": %s: %llu problem%s, %llu repaired (%llu directories, "
@@ -325,6 +376,7 @@ static void summary(struct out *o, const struct check_counts *c, int rc)
 	       (unsigned long long)c->problems, c->problems == 1 ? "" : "s",
 	       (unsigned long long)c->repaired, (unsigned long long)c->dirs,
 	       (unsigned long long)c->files, (unsigned long long)c->symlinks);
+	conflict_summary(c);
 }
 
 /*
@@ -349,7 +401,8 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	struct check_counts c = { 0 }, hc = { 0 };
 	struct keys k = { 0 };
 	struct check_opts opts = {
-		.report = report, .progress = show_progress, .arg = o,
+		.report = report, .conflict = conflict,
+		.progress = show_progress, .arg = o,
 		.stop = &stop,
 	};
 	struct vol v;
@@ -370,8 +423,14 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	opts.plaintext_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	opts.ask = o->ask || o->yes ? ask : NULL;
 	o->problems = open_memstream(&o->pbuf, &o->plen);
-	if (!o->problems)
+	o->conflicts = open_memstream(&o->cbuf, &o->clen);
+	if (!o->problems || !o->conflicts) {
+		if (o->problems)
+			fclose(o->problems);
+		if (o->conflicts)
+			fclose(o->conflicts);
 		goto out;
+	}
 	err = check_header(dfd, &v, &opts, &hc);
 	if (!err)
 		err = check_walk(dfd, &opts, &c);
@@ -383,6 +442,8 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	summary(o, &c, rc);
 	fclose(o->problems);
 	free(o->pbuf);
+	fclose(o->conflicts);
+	free(o->cbuf);
 out:
 	names_ctx_free(k.names);
 	xts_ctx_free(k.xts);

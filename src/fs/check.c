@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conflict.h"
 #include "content.h"
 #include "dirops.h"
 #include "layout.h"
@@ -84,12 +85,14 @@ static bool is_sidecar(const char *name, char entry[NAMES_STORED_MAX + 1])
 	return names_is_long(entry);
 }
 
-/* True if every byte of @s is in the base64url alphabet. */
-static bool b64_alphabet(const char *s)
+/* True if each of the @len bytes of @s is in the base64url alphabet. */
+static bool b64_alphabet(const char *s, size_t len)
 {
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+		      s[i] == '_'))
 			return false;
 	return true;
 }
@@ -97,15 +100,33 @@ static bool b64_alphabet(const char *s)
 /* What a name that is not xtsfs's own is: an encrypted name or not. */
 enum name_class { NC_CIPHER, NC_NONCANON, NC_FOREIGN };
 
-static enum name_class classify(const char *name)
+static enum name_class classify_n(const char *name, size_t len)
 {
 	uint8_t buf[NAMES_STORED_MAX];
 	size_t n;
 
-	if (!names_b64_decode(buf, sizeof(buf), name, strlen(name), &n) &&
+	if (!names_b64_decode(buf, sizeof(buf), name, len, &n) &&
 	    n >= 32 && n % 16 == 0)
 		return NC_CIPHER;
-	return b64_alphabet(name) ? NC_NONCANON : NC_FOREIGN;
+	return b64_alphabet(name, len) ? NC_NONCANON : NC_FOREIGN;
+}
+
+static enum name_class classify(const char *name)
+{
+	return classify_n(name, strlen(name));
+}
+
+/*
+ * A conflict copy of a short entry (FORMAT 4.8): a known suffix after
+ * something shaped like an encrypted name; its length in *@plen.
+ */
+static bool conflict_short(const char *name, size_t *plen)
+{
+	size_t len = strlen(name), k = conflict_suffix(name, len);
+
+	*plen = len - k;
+	return k && !names_is_internal(name) &&
+	       classify_n(name, len - k) == NC_CIPHER;
 }
 
 /*
@@ -125,6 +146,11 @@ static int name_auth(const struct walk *w, int dfd, const char *name,
 		return !names_decrypt_long(w->o->names, dirid, name, full, len,
 					   out, &outlen);
 	}
+	if (conflict_long(name, &len, side))
+		return name_auth(w, dfd, side, dirid, out);
+	if (conflict_short(name, &len))
+		return !names_decrypt(w->o->names, dirid, name, len, out,
+				      &outlen);
 	if (names_is_internal(name) || classify(name) != NC_CIPHER)
 		return -1;
 	return !names_decrypt(w->o->names, dirid, name, strlen(name), out,
@@ -163,10 +189,16 @@ static size_t dep_count(const struct ents *es)
 {
 	size_t n = 0;
 
+	char e[34];
+	size_t k;
+
+	/* conflict copies too: a new random dirid would lose them */
 	for (size_t i = 0; i < es->n; i++)
 		n += names_is_long(es->v[i]) ||
 		     (!names_is_internal(es->v[i]) &&
-		      classify(es->v[i]) == NC_CIPHER);
+		      classify(es->v[i]) == NC_CIPHER) ||
+		     conflict_long(es->v[i], &k, e) ||
+		     conflict_short(es->v[i], &k);
 	return n;
 }
 
@@ -356,6 +388,64 @@ static void not_ours(struct walk *w, const char *name, enum name_class nc,
 		       "program's file?); not shown by a mount");
 }
 
+/* Whether @es holds a conflict copy of long entry @entry. */
+static bool has_copy(const struct ents *es, const char *entry)
+{
+	char e[34];
+	size_t k;
+
+	for (size_t i = 0; i < es->n; i++)
+		if (conflict_long(es->v[i], &k, e) && !strcmp(e, entry))
+			return true;
+	return false;
+}
+
+/*
+ * Conflict copy @name whose original is named @out: shown in a mount as
+ * @out + suffix @sfx (@k bytes), which goes to @out. 1, or 0 (too long).
+ */
+static int conflict_named(struct walk *w, const char *name, const char *sfx,
+			  size_t k, const struct wpath *wp, char out[256])
+{
+	size_t n = strlen(out);
+
+	if (n + k > NAMES_NAME_MAX) {
+		simple(w, CHECK_NAME_FOREIGN, wp, name, "a conflict copy "
+		       "whose name would be longer than 255 bytes; not shown "
+		       "by a mount");
+		return 0;
+	}
+	memcpy(out + n, sfx, k);
+	out[n + k] = '\0';
+	notice_conflict(w, wp, name, out);
+	return 1;
+}
+
+/*
+ * A name that is not an encrypted name (class @nc): a conflict copy of
+ * one (named, 1), a stored name + an unknown suffix, or anything else
+ * (reported, -1).
+ */
+static int other_entry(struct walk *w, const char *name, const uint8_t *dirid,
+		       const struct wpath *wp, char out[256],
+		       enum name_class nc)
+{
+	size_t plen, outlen;
+
+	if (conflict_short(name, &plen) &&
+	    !names_decrypt(w->o->names, dirid, name, plen, out, &outlen))
+		return conflict_named(w, name, name + plen, strlen(name) - plen,
+				      wp, out);
+	if (dirops_stored_prefix(w->o->names, dirid, name, strlen(name))) {
+		simple(w, CHECK_NAME_FOREIGN, wp, name, "a stored name with an "
+		       "unknown conflict suffix (a sync tool's copy?); not "
+		       "shown by a mount");
+		return -1;
+	}
+	not_ours(w, name, nc, wp);
+	return -1;
+}
+
 /*
  * The plaintext name of entry @name of an encrypted directory into
  * @out, problems reported. Return: 1 named; 0 a real entry whose name
@@ -367,15 +457,20 @@ static int entry_name(struct walk *w, int dfd, const struct ents *es,
 		      const struct wpath *wp, char out[256])
 {
 	char entry[NAMES_STORED_MAX + 1];
-	size_t outlen;
+	size_t outlen, k;
 	enum name_class nc;
 
 	if (names_is_long(name))
 		return long_entry(w, dfd, name, dirid, wp, out);
 	if (is_sidecar(name, entry)) {
-		if (!ents_has(es, entry))
+		if (!ents_has(es, entry) && !has_copy(es, entry))
 			orphan(w, dfd, name, wp);
 		return -1;
+	}
+	if (conflict_long(name, &k, entry)) {
+		if (!long_entry(w, dfd, entry, dirid, wp, out))
+			return 0;
+		return conflict_named(w, name, name + 10, k, wp, out);
 	}
 	if (wp->root && names_is_link_ref(name)) {
 		strv_add(&w->linkfiles, &w->nlinkfiles, &w->caplinkfiles,
@@ -385,6 +480,8 @@ static int entry_name(struct walk *w, int dfd, const struct ents *es,
 	if (!wp->root && !strcmp(name, NAMES_DIRID_FILE))
 		return -1;
 	nc = names_is_internal(name) ? NC_FOREIGN : classify(name);
+	if (nc != NC_CIPHER && dirid && !names_is_internal(name))
+		return other_entry(w, name, dirid, wp, out, nc);
 	if (nc != NC_CIPHER) {
 		not_ours(w, name, nc, wp);
 		return -1;

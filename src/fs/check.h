@@ -65,6 +65,9 @@ enum check_kind {
 	CHECK_XATTR_VALUE,      /* an xattr value does not decrypt */
 	CHECK_UNREADABLE,       /* an entry could not be read (I/O error) */
 	CHECK_HDR_MISSING,      /* no usable header: opened by the key alone */
+	CHECK_CONFLICT_COPY,    /* not a problem: a sync tool's conflict
+				 * copy, shown by a mount (FORMAT 4.8);
+				 * given to @conflict, never to @report */
 	CHECK_NKINDS,
 };
 
@@ -101,6 +104,7 @@ struct check_counts {
 	uint64_t repaired;      /* of them, repaired */
 	uint64_t op_errors;     /* directories or files that could not be
 				 * read at all (operational errors) */
+	uint64_t conflicts;     /* conflict copies seen (not problems) */
 };
 
 /*
@@ -109,6 +113,10 @@ struct check_counts {
  * @xts:    the contents key
  * @plaintext_names: flag bit 0 of the header: no dirids, no long names
  * @report: called once per problem, after any repair (@p->repaired)
+ * @conflict: called once per sync-tool conflict copy of an entry
+ *          (kind CHECK_CONFLICT_COPY, @p->plain its name in a mount),
+ *          which is no problem: the user resolves it in the mount. NULL:
+ *          only counted.
  * @ask:    called before each repair, with @p->repaired false: true to
  *          do it. NULL: repair nothing (read-only, the default).
  * @progress: called every 1000 entries and at the end, or NULL
@@ -119,6 +127,7 @@ struct check_opts {
 	const struct xts_ctx *xts;
 	bool plaintext_names;
 	void (*report)(void *arg, const struct check_problem *p);
+	void (*conflict)(void *arg, const struct check_problem *p);
 	bool (*ask)(void *arg, const struct check_problem *p);
 	void (*progress)(void *arg, const struct check_counts *c);
 	void *arg;

@@ -101,6 +101,14 @@ bool want_fix(struct walk *w, struct check_problem *p, const struct wpath *wp,
 void emit(struct walk *w, struct check_problem *p, const struct wpath *wp,
 	  const char *name);
 
+/*
+ * notice_conflict() - tell of conflict copy @name (shown as @plain in
+ * the directory @wp): counted and given to the conflict callback, not a
+ * problem.
+ */
+void notice_conflict(struct walk *w, const struct wpath *wp,
+		     const char *name, const char *plain);
+
 /* simple() - emit() an unrepairable problem of kind @k. */
 void simple(struct walk *w, enum check_kind k, const struct wpath *wp,
 	    const char *name, const char *detail);

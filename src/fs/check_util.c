@@ -44,6 +44,7 @@ static const char *const kind_names[CHECK_NKINDS] = {
 	[CHECK_XATTR_VALUE] = "undecryptable-xattr-value",
 	[CHECK_UNREADABLE] = "unreadable",
 	[CHECK_HDR_MISSING] = "header-missing",
+	[CHECK_CONFLICT_COPY] = "conflict-copy",
 };
 
 /* see check.h */
@@ -163,6 +164,27 @@ void emit(struct walk *w, struct check_problem *p, const struct wpath *wp,
 		w->c->op_errors++;
 	if (w->o->report)
 		w->o->report(w->o->arg, p);
+	free(s);
+}
+
+/* see check_priv.h */
+void notice_conflict(struct walk *w, const struct wpath *wp,
+		     const char *name, const char *plain)
+{
+	struct check_problem p = {
+		.kind = CHECK_CONFLICT_COPY,
+		.detail = "a sync tool's conflict copy: shown in a mount under "
+			  "the original's name and the tool's suffix; compare "
+			  "the two there, then remove or rename one",
+	};
+	char *s = fill(&p, wp, name);
+	char *pl = wp->plain ? join(wp->plain, plain, "/") : NULL;
+
+	p.plain = pl;
+	w->c->conflicts++;
+	if (w->o->conflict)
+		w->o->conflict(w->o->arg, &p);
+	free(pl);
 	free(s);
 }
 

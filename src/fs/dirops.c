@@ -246,12 +246,8 @@ static int conflict_shown(const struct dirops *d, int dirfd,
 	return 0;
 }
 
-/*
- * Whether the first characters of @lower (@len of them, which do not
- * decrypt as a whole) are a stored name of this directory: one of the
- * ten lengths a short stored name has (FORMAT 4.1), followed by more.
- */
-static bool stored_prefix(const struct dirops *d,
+/* see dirops.h */
+bool dirops_stored_prefix(const struct names_ctx *names,
 			  const uint8_t dirid[NAMES_DIRID_SIZE],
 			  const char *lower, size_t len)
 {
@@ -262,7 +258,7 @@ static bool stored_prefix(const struct dirops *d,
 	for (size_t p = 16; p <= 160 && !ok; p += 16) {
 		size_t n = (4 * (16 + p) + 2) / 3;
 
-		ok = n < len && !names_decrypt(d->names, dirid, lower, n, out,
+		ok = n < len && !names_decrypt(names, dirid, lower, n, out,
 					       &outlen);
 	}
 	explicit_bzero(out, sizeof(out));
@@ -278,7 +274,7 @@ static int dec_conflict(const struct dirops *d, int dirfd,
 
 	if (!k || names_decrypt(d->names, dirid, lower, len - k, out,
 				&outlen))
-		return stored_prefix(d, dirid, lower, len) ? -EILSEQ :
+		return dirops_stored_prefix(d->names, dirid, lower, len) ? -EILSEQ :
 		       -EBADMSG;
 	return conflict_shown(d, dirfd, dirid, out, outlen, lower + len - k,
 			      k);

@@ -124,6 +124,17 @@ int dirops_name_dec(const struct dirops *d, int dirfd,
 		    char out[256]);
 
 /*
+ * dirops_stored_prefix() - whether lower name @lower (@len bytes, any
+ * bytes) begins with a stored name of the directory of @dirid followed
+ * by more: one of the ten lengths a short stored name has (FORMAT 4.1)
+ * decrypts. How a conflict copy with an unknown suffix is told from
+ * other foreign names (dirops_name_dec(), xtsfs-fsck).
+ */
+bool dirops_stored_prefix(const struct names_ctx *names,
+			  const uint8_t dirid[NAMES_DIRID_SIZE],
+			  const char *lower, size_t len);
+
+/*
  * dirops_readlink() - the plaintext target of the lower symlink @fd (an
  * O_PATH descriptor) into @out.
  * Return: 0; -EIO it does not decrypt (or its long-target file is

@@ -403,9 +403,28 @@ PY
 	left_case file-header-damaged /f5000
 }
 
-@test "fsck: a sync-conflict copy of an entry is reported, never removed" {
+@test "fsck: a sync-conflict copy of an entry is a notice, not a problem" {
+	local cp=/f5000.sync-conflict-20260101-120000-ABCDEFG
 	damage conflict-copy "$LF5000"
+	run -0 fsck
+	finds "notice: conflict-copy"
+	[[ $output == *"$DAMAGED ($cp): a sync tool's conflict copy"* ]]
+	[[ $output == *": clean ("* ]]
+	[[ $output == *"1 sync conflict copy"* ]]
+	run -0 fsck --repair -y
+	[ -e "$C/$DAMAGED" ]
+	run -0 --separate-stderr fsck --json
+	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); c = d["conflicts"]; assert d["problems"] == [] and len(c) == 1 and c[0]["kind"] == "conflict-copy" and c[0]["plain_path"] == sys.argv[2] and c[0]["cipher_path"] == sys.argv[3], d' "$output" "$cp" "$DAMAGED"
+	# the mount shows it, with the original's contents
+	mount_vol "$C" "$M"
+	cmp "$M/f5000" "$M$cp"
+	umount_vol "$M"
+}
+
+@test "fsck: a stored name with an unknown conflict suffix is reported" {
+	damage conflict-unknown "$LF5000"
 	left_case foreign-entry
+	[[ $output == *"unknown conflict suffix"* ]]
 	[ -e "$C/$DAMAGED" ]
 }
 

@@ -201,6 +201,14 @@ def conflict_copy(p):
     out(q)
 
 
+def conflict_unknown(p):
+    """entry PATH copied under its name + a suffix no sync tool makes"""
+    q = p + '.sync-conflict-2026'
+    with open(p, 'rb') as f, open(q, 'wb') as g:
+        g.write(f.read())
+    out(q)
+
+
 def temp_file(d):
     """a sync tool's stray temp file in directory PATH"""
     q = os.path.join(d, '.syncthing.tmp~')
@@ -245,7 +253,8 @@ KINDS = {
     'rm-link': rm_link, 'header-copy': header_copy,
     'header-mac': header_mac, 'cut': cut,
     'torn-tail': torn_tail, 'bad-header': bad_magic,
-    'conflict-copy': conflict_copy, 'temp-file': temp_file,
+    'conflict-copy': conflict_copy,
+    'conflict-unknown': conflict_unknown, 'temp-file': temp_file,
     'unknown-internal': unknown_internal,
     'bad-xattr-name': bad_xattr_name, 'bad-xattr-value': bad_xattr_value,
 }
