@@ -274,8 +274,8 @@ static int dec_conflict(const struct dirops *d, int dirfd,
 
 	if (!k || names_decrypt(d->names, dirid, lower, len - k, out,
 				&outlen))
-		return dirops_stored_prefix(d->names, dirid, lower, len) ? -EILSEQ :
-		       -EBADMSG;
+		return dirops_stored_prefix(d->names, dirid, lower, len) ?
+		       -EILSEQ : -EBADMSG;
 	return conflict_shown(d, dirfd, dirid, out, outlen, lower + len - k,
 			      k);
 }
@@ -348,9 +348,10 @@ int dirops_name_dec(const struct dirops *d, int dirfd,
 	if (names_is_long(lower))
 		return dec_long(d, dirfd, id, lower, dirid, out, &outlen);
 	if (conflict_long(lower, &k, entry)) {
+		/* "xtsfs.long" + suffix + ".<V>": the suffix after 10 bytes */
 		err = dec_long(d, dirfd, id, entry, dirid, out, &outlen);
 		return err ? err : conflict_shown(d, dirfd, dirid, out, outlen,
-						  lower + strlen(NAMES_LONG_PREFIX) - 1, k);
+						  lower + 10, k);
 	}
 	if (conflict_internal(lower))
 		return 1; /* a copy of a dirid or header: xtsfs-fsck's */

@@ -5,10 +5,10 @@
  * mount does: make directories, files (short and long names), symlinks,
  * hard links; write and read back every size class; list; rename;
  * truncate; remove; sync-tool conflict copies (FORMAT 4.8) listed,
- * read, linked, moved and removed. Each result is checked against what was asked and
- * against the cipher directory itself (names encrypted, sizes = header +
- * plaintext), so the core is known to work on its own, as a checker or
- * a restore tool will use it.
+ * read, linked, moved and removed. Each result is checked against what
+ * was asked and against the cipher directory itself (names encrypted,
+ * sizes = header + plaintext), so the core is known to work on its own,
+ * as a checker or a restore tool will use it.
  */
 #include <dirent.h>
 #include <errno.h>
