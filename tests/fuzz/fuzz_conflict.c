@@ -21,12 +21,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(k < size || k == 0);
 	FUZZ_CHECK(k <= CONFLICT_SUFFIX_MAX);
-	if (k && k + 1 <= sizeof(buf)) {
-		/* another prefix, the same suffix */
-		buf[0] = 'Q';
-		memcpy(buf + 1, name + size - k, k);
-		k2 = conflict_suffix(buf, k + 1);
-		FUZZ_CHECK(k2 == k);
+	if (k) {
+		/* other prefixes (short; long, digits and parentheses), the
+		 * same suffix */
+		static const char *const pre[] = {
+			"Q", "2024-01-01 101010 (conflicted copy 9 (x's 1-",
+		};
+
+		for (size_t i = 0; i < 2; i++) {
+			size_t pl = strlen(pre[i]);
+
+			if (pl + k > sizeof(buf))
+				continue;
+			memcpy(buf, pre[i], pl);
+			memcpy(buf + pl, name + size - k, k);
+			k2 = conflict_suffix(buf, pl + k);
+			FUZZ_CHECK(k2 == k);
+		}
 	}
 	n = strnlen(name, size);
 	if (n > NAMES_STORED_MAX)
