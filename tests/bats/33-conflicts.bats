@@ -46,7 +46,7 @@ as_tool() {
 	local sfx=$1 b
 	mv "$LF" "$LF$sfx"
 	mv "$LDD" "$LDD$sfx"
-	b=$(basename "$LL")
+	b=${LL##*/}
 	cp -p "$LL" "$C/xtsfs.long$sfx.${b#xtsfs.long.}"
 }
 
@@ -149,9 +149,9 @@ conflict_case() {
 	ls -A "$M" >/dev/null
 	refute test -e "$M/f$bad"
 	[ "$(grep -c "unknown conflict suffix" "$T/daemon.log")" -eq 1 ]
-	grep -qF "$(basename "$LF")$bad\" is a stored name with an unknown conflict suffix" "$T/daemon.log"
+	grep -qF -e "${LF##*/}$bad\" is a stored name with an unknown conflict suffix" "$T/daemon.log"
 	refute grep -q "cannot be decrypted" "$T/daemon.log"
 	umount_vol "$M"
 	run -4 xtsfs-fsck --passfile "$T/pass" "$C"
-	grep -q "^foreign-entry: $(basename "$LF")$bad .*unknown conflict suffix" <<<"$output"
+	grep -q "^foreign-entry: ${LF##*/}$bad .*unknown conflict suffix" <<<"$output"
 }
