@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,91 @@ static void lname_sidecar(char side[NAMES_STORED_MAX + 1],
 }
 
 /*
+ * Directories known to hold no long conflict copy, each as of one state
+ * (mtime, ctime, size, links) of the directory: removing many long names
+ * (rm -rf) then reads the directory once, not once per name, which made
+ * removal quadratic. Our own removals carry the note over to the state
+ * they leave (unlink_noted()); any other change to the directory drops
+ * it. A change by someone else within the same timestamp tick as our
+ * own goes unseen: a sync tool would have to make a copy of exactly
+ * that entry within those microseconds.
+ */
+#define NOCOPY_SLOTS 64
+
+static struct nocopy {
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime, ctime;
+	off_t size;
+	nlink_t nlink;
+	bool ok;
+} nocopy[NOCOPY_SLOTS];
+static pthread_mutex_t nocopy_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool ts_eq(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Whether slot @n describes @st exactly. Under nocopy_lock. */
+static bool nocopy_is(const struct nocopy *n, const struct stat *st)
+{
+	return n->ok && n->dev == st->st_dev && n->ino == st->st_ino &&
+	       ts_eq(n->mtime, st->st_mtim) && ts_eq(n->ctime, st->st_ctim) &&
+	       n->size == st->st_size && n->nlink == st->st_nlink;
+}
+
+static void nocopy_set(struct nocopy *n, const struct stat *st)
+{
+	*n = (struct nocopy){ st->st_dev, st->st_ino, st->st_mtim,
+			      st->st_ctim, st->st_size, st->st_nlink, true };
+}
+
+/*
+ * nocopy_known() - whether the directory in state @st is known to hold
+ * no long conflict copy; nocopy_note() notes that it holds none.
+ */
+static bool nocopy_known(const struct stat *st)
+{
+	bool known;
+
+	pthread_mutex_lock(&nocopy_lock);
+	known = nocopy_is(&nocopy[st->st_ino % NOCOPY_SLOTS], st);
+	pthread_mutex_unlock(&nocopy_lock);
+	return known;
+}
+
+static void nocopy_note(const struct stat *st)
+{
+	pthread_mutex_lock(&nocopy_lock);
+	nocopy_set(&nocopy[st->st_ino % NOCOPY_SLOTS], st);
+	pthread_mutex_unlock(&nocopy_lock);
+}
+
+/*
+ * unlink_noted() - unlinkat(@dirfd, @name) that keeps a note of
+ * nocopy_known(): removing an entry makes no copy.
+ * Return: 0 or -errno.
+ */
+static int unlink_noted(int dirfd, const char *name)
+{
+	struct stat before, after;
+	bool have = fstat(dirfd, &before) == 0;
+	struct nocopy *n;
+
+	if (unlinkat(dirfd, name, 0) != 0)
+		return -errno;
+	if (!have || fstat(dirfd, &after) != 0)
+		return 0;
+	pthread_mutex_lock(&nocopy_lock);
+	n = &nocopy[before.st_ino % NOCOPY_SLOTS];
+	if (nocopy_is(n, &before))
+		nocopy_set(n, &after);
+	pthread_mutex_unlock(&nocopy_lock);
+	return 0;
+}
+
+/*
  * Whether sidecar @side of @dirfd still serves an entry: the long entry
  * of its name, or a conflict copy of that entry, which sync tools make
  * without copying the sidecar. Only a long name's removal asks, so only
@@ -437,7 +523,7 @@ static bool sidecar_in_use(int dirfd, const char *side)
 	size_t len = strlen(side), sl = strlen(NAMES_LONG_SUFFIX), k;
 	struct dirent *de;
 	struct stat st;
-	bool used = false;
+	bool used = false, any = false; /* any long copy, of whichever entry */
 	DIR *dp;
 
 	if (len <= sl)
@@ -445,11 +531,22 @@ static bool sidecar_in_use(int dirfd, const char *side)
 	memcpy(entry, side, len - sl);
 	entry[len - sl] = '\0';
 	if (!fstatat(dirfd, entry, &st, AT_SYMLINK_NOFOLLOW) ||
-	    errno != ENOENT || dirops_opendir(dirfd, &dp))
+	    errno != ENOENT || fstat(dirfd, &st) != 0)
 		return true;
-	while (!used && (de = readdir(dp)))
-		used = conflict_long(de->d_name, &k, e) && !strcmp(e, entry);
+	if (nocopy_known(&st))
+		return false;
+	if (dirops_opendir(dirfd, &dp))
+		return true;
+	while (!used && (de = readdir(dp))) {
+		if (!conflict_long(de->d_name, &k, e))
+			continue;
+		any = true;
+		used = !strcmp(e, entry);
+	}
 	closedir(dp);
+	/* as before the scan: a change since drops the note */
+	if (!any)
+		nocopy_note(&st);
 	return used;
 }
 
@@ -490,7 +587,7 @@ void dirops_sidecar_drop(int dirfd, const struct lname *ln)
 		return;
 	lname_sidecar(side, ln);
 	if (!sidecar_in_use(dirfd, side))
-		(void)unlinkat(dirfd, side, 0);
+		(void)unlink_noted(dirfd, side);
 }
 
 /*
@@ -637,11 +734,15 @@ int dirops_link(const struct dirops *d, int fd, int dirfd,
 /* see dirops.h */
 int dirops_unlink(const struct dirops *d, int dirfd, const struct lname *ln)
 {
+	int err;
+
 	(void)d;
-	if (unlinkat(dirfd, ln->stored, 0) != 0)
-		return -errno;
-	dirops_sidecar_drop(dirfd, ln);
-	return 0;
+	if (!ln->is_long)
+		return unlinkat(dirfd, ln->stored, 0) != 0 ? -errno : 0;
+	err = unlink_noted(dirfd, ln->stored);
+	if (!err)
+		dirops_sidecar_drop(dirfd, ln);
+	return err;
 }
 
 /*

@@ -355,12 +355,55 @@ static void conflict_others(struct xnode *c)
 	(void)in;
 }
 
+/*
+ * The note that a directory holds no long copy (dirops.c) must never
+ * outlive a copy made behind our back, of whichever entry: removing
+ * many long names reads the directory once, not once per name.
+ */
+static void conflict_memo(struct xnode *c)
+{
+	char big[4][202], name[300];
+	struct xnode *d = mkdir_(c, "memo");
+
+	for (int i = 0; i < 4; i++) {
+		memset(big[i], 'M', 200);
+		big[i][200] = (char)('0' + i);
+		big[i][201] = '\0';
+		file_roundtrip(d, big[i], 50, (unsigned)(20 + i));
+	}
+	/* two removals: the first notes "no copy", the second carries it */
+	CHECK(xm_unlink(&M, &Me, d, big[0]) == 0 &&
+	      xm_unlink(&M, &Me, d, big[1]) == 0, "rm two long names");
+	/* a sync tool copies big[2]; removing big[3] sees the copy */
+	make_copy(d, big[2], st_sfx, true);
+	CHECK(xm_unlink(&M, &Me, d, big[3]) == 0, "rm another long name");
+	{
+		struct lname ln;
+		struct stat st;
+		char side[NAMES_STORED_MAX + 1];
+
+		CHECK(xm_stored_name(&M, d, big[2], &ln) == 0 && ln.is_long,
+		      "big[2] is long");
+		names_long_sidecar(side, ln.stored);
+		CHECK(xm_unlink(&M, &Me, d, big[2]) == 0, "rm the copied one");
+		CHECK(fstatat(d->fd, side, &st, AT_SYMLINK_NOFOLLOW) == 0,
+		      "the copy's sidecar %s is still there", side);
+	}
+	snprintf(name, sizeof(name), "%s%s", big[2], st_sfx);
+	CHECK(listed(d, name) == 1, "the copy kept its sidecar");
+	reads_as(d, name, 50, 22);
+	CHECK(xm_unlink(&M, &Me, d, name) == 0, "rm the copy");
+	CHECK(listed(d, name) == 0, "gone");
+	xm_forget(&M, d, 1);
+}
+
 static void conflicts(void)
 {
 	struct xnode *c = mkdir_(M.root, "conflicts");
 
 	if (!c)
 		return;
+	conflict_memo(c);
 	conflict_files(c);
 	conflict_others(c);
 	xm_forget(&M, c, 1);
