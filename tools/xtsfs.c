@@ -50,11 +50,17 @@
 /*
  * How long the kernel may trust names and attributes without asking
  * (seconds). Everything done through the mount keeps the kernel's view
- * exact; the timeouts only bound how late a change made directly in the
- * cipher directory shows.
+ * exact, and every open checks the lower file (a change behind our back
+ * drops the cached pages and attributes, a removed file is looked up
+ * again); the timeouts only bound how late a stat without an open shows
+ * a change made beside the mount (another mount, a sync tool). 1 s for
+ * all would cost ls -lR after find three times the time (PERFORMANCE.md,
+ * "Coherence"). With -o sharedstorage, where others are expected to
+ * write, SHARED_TIMEOUT unless said otherwise.
  */
 #define ATTR_TIMEOUT 30.0
 #define ENTRY_TIMEOUT 30.0
+#define SHARED_TIMEOUT 1.0
 
 static const struct option longopts[] = {
 	{ "foreground", no_argument, NULL, 'f' },
@@ -96,7 +102,12 @@ static const struct cli cli = {
 "                          fsync/close, see doc/DESIGN.md); read_ahead_kb=N\n"
 "                          (default 4096; 0 keeps the kernel's),\n"
 "                          attr_timeout=S and entry_timeout=S (seconds the\n"
-"                          kernel trusts attributes and names; default 30);\n"
+"                          kernel trusts attributes and names; default 30,\n"
+"                          1 with sharedstorage); sharedstorage: others\n"
+"                          write the cipher directory too (a network\n"
+"                          filesystem, two machines): close-to-open as NFS,\n"
+"                          every open rereads attributes and pages, every\n"
+"                          close syncs what was written;\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -126,9 +137,10 @@ struct opts {
 	bool reverse;          /* --reverse */
 	int writeback;         /* -o writeback (an int: fuse_opt sets it) */
 	int acl;               /* -o acl: POSIX ACLs (fuse_opt sets it) */
+	int sharedstorage;     /* -o sharedstorage (fuse_opt sets it) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
-	double attr_timeout;   /* -o attr_timeout= (seconds) */
-	double entry_timeout;  /* -o entry_timeout= (seconds) */
+	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
+	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
 	char *fuse_opts;       /* -o options passed on to FUSE, escaped list */
 	struct pass_source pass_opt; /* -o passfile=/extpass=, the last one */
 	char *pass_opt_arg;    /* owns pass_opt.arg */
@@ -235,6 +247,7 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("rw", readonly, 0),
 	OPT_FLAG("acl", acl, 1),
 	OPT_FLAG("noacl", acl, 0),
+	OPT_FLAG("sharedstorage", sharedstorage, 1),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -676,6 +689,18 @@ out:
 	return ret;
 }
 
+/*
+ * The timeout @said with -o (seconds; < 0: not said): else @dflt, or
+ * SHARED_TIMEOUT with -o sharedstorage (others change the lower files
+ * without a word to us: cached attributes must not live long).
+ */
+static double timeout_of(const struct opts *o, double said, double dflt)
+{
+	if (said >= 0)
+		return said;
+	return o->sharedstorage ? SHARED_TIMEOUT : dflt;
+}
+
 static int serve(struct opts *o, int report_fd)
 {
 	struct vol v = { 0 };
@@ -742,8 +767,9 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.acl = o->acl;
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
-	fs.m.entry_timeout = o->entry_timeout;
-	fs.m.attr_timeout = o->attr_timeout;
+	fs.m.sharedstorage = o->sharedstorage;
+	fs.m.entry_timeout = timeout_of(o, o->entry_timeout, ENTRY_TIMEOUT);
+	fs.m.attr_timeout = timeout_of(o, o->attr_timeout, ATTR_TIMEOUT);
 	fs.m.mountpoint = o->mountpoint;
 	fs.m.cipherdir = o->cipherdir;
 	fs.m.readahead.mountpoint = mnt_canon = realpath(o->mountpoint, NULL);
@@ -794,8 +820,8 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.read_ahead_kb = READ_AHEAD_KB,
-		.attr_timeout = ATTR_TIMEOUT,
-		.entry_timeout = ENTRY_TIMEOUT,
+		.attr_timeout = -1,
+		.entry_timeout = -1,
 	};
 	int opt, rc, pfd[2];
 	pid_t pid;

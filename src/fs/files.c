@@ -166,10 +166,29 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->fd = fd;
 	h->in = in;
 	h->writable = writable;
+	/*
+	 * On storage others write unannounced, the mtime may not move (a
+	 * coarse clock, another machine's): trust no cached page there.
+	 */
+	h->changed = !same || m->sharedstorage;
 	*out = h;
-	*keep_cache = same && !(flags & O_TRUNC);
+	*keep_cache = !h->changed && !(flags & O_TRUNC);
 	(void)seen_update(in, fd, false); /* after our own truncation */
 	return 0;
+}
+
+/*
+ * Whether the lower file of @in has no name left: removed or replaced
+ * (renamed over) in the cipher directory behind our back, by another
+ * mount or a sync tool. The kernel's entry for it is stale: -ESTALE
+ * from open makes the kernel look the name up again (LOOKUP_REVAL) and
+ * retry, so that the open finds the file now there, or none.
+ */
+static bool lower_unlinked(const struct xnode *in)
+{
+	struct stat st;
+
+	return fstat(in->fd, &st) == 0 && st.st_nlink == 0;
 }
 
 /* see mount.h */
@@ -181,6 +200,8 @@ int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
 
 	if (in->type != S_IFREG)
 		return in->type == S_IFDIR ? -EISDIR : -EINVAL;
+	if (lower_unlinked(in))
+		return -ESTALE;
 	fd = reopen(in, lower_flags(flags, &writable));
 	if (fd < 0)
 		return fd;
@@ -362,11 +383,21 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 }
 
 /* see mount.h */
-int xm_flush(struct xhandle *h)
+int xm_flush(struct xmount *m, struct xhandle *h)
 {
-	int fd = dup(h->fd);
+	int fd;
 
+	/*
+	 * Close-to-open on shared storage: what was written is on the
+	 * lower filesystem's server before close(2) returns, as NFS does
+	 * at close, for the next open elsewhere to read. Our lower file is
+	 * closed only at RELEASE, which the kernel sends after close(2)
+	 * returned.
+	 */
+	if (m->sharedstorage && h->writable && fdatasync(h->fd) != 0)
+		return -errno;
 	/* close() of a dup reports delayed write errors of NFS and the like */
+	fd = dup(h->fd);
 	if (fd < 0)
 		return -errno;
 	return close(fd) ? -errno : 0;

@@ -26,6 +26,9 @@ _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
 	       XM_SET_MTIME_NOW == FUSE_SET_ATTR_MTIME_NOW,
 	       "XM_SET_* must equal FUSE_SET_ATTR_*");
 
+/* Seconds the kernel may keep a name's absence (at most entry_timeout). */
+#define NEG_TIMEOUT 1.0
+
 static struct fwd *fwd_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
@@ -103,8 +106,15 @@ static void fwd_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = xm_lookup(m, node_of(req, parent), name, &in, &st);
 
 	if (err == -ENOENT) {
-		/* a negative entry the kernel may cache as long as others */
-		struct fuse_entry_param e = { .entry_timeout = m->entry_timeout };
+		/*
+		 * A negative entry, cached at most NEG_TIMEOUT: a name made
+		 * beside the mount (another mount, a sync tool) shows soon.
+		 * Cheap: a name we make replaces its negative entry anyway.
+		 */
+		struct fuse_entry_param e = {
+			.entry_timeout = m->entry_timeout < NEG_TIMEOUT ?
+					 m->entry_timeout : NEG_TIMEOUT,
+		};
 
 		fuse_reply_entry(req, &e);
 		return;
@@ -296,8 +306,14 @@ static void fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fill_open(fi, m, h, keep);
-	/* O_TRUNC by another user dropped set-id bits (xm_open) */
-	if ((fi->flags & O_TRUNC) && who.uid != 0)
+	/*
+	 * O_TRUNC by another user dropped set-id bits (xm_open), or the
+	 * lower file changed behind our back (another mount, a sync tool):
+	 * the size and times the kernel caches are stale. Dropped now, the
+	 * next stat, or a read past the old end, asks again (close-to-open,
+	 * whatever the attribute timeout).
+	 */
+	if (h->changed || ((fi->flags & O_TRUNC) && who.uid != 0))
 		drop_cached_attrs(req, ino);
 	fuse_reply_open(req, fi);
 }
@@ -356,7 +372,7 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 static void fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, -xm_flush(handle_of(fi)));
+	fuse_reply_err(req, -xm_flush(mnt_of(req), handle_of(fi)));
 }
 
 static void fwd_release(fuse_req_t req, fuse_ino_t ino,

@@ -277,7 +277,8 @@ int xm_init(struct xmount *m)
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	m->root->dirid_ok = true;
 	fstype = lower_fs_type(m->root_fd);
-	m->noflush = close_reports_nothing(fstype);
+	/* shared storage: every close flushes (close-to-open, xm_flush) */
+	m->noflush = close_reports_nothing(fstype) && !m->sharedstorage;
 	m->write_flags = holes_seekable(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
 	/* plaintext names need no dirid */
 	err = m->names ? prefetch_start(&m->prefetch, PREFETCH_THREADS,
@@ -597,6 +598,11 @@ int xm_access(struct xmount *m, struct xnode *in, int mask)
 	return faccessat(AT_FDCWD, path, mask, 0) ? -errno : 0;
 }
 
+static bool ts_equal(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
 /* see mount_int.h */
 bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
 {
@@ -608,11 +614,17 @@ bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
 	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0))
 		return false;
 	pthread_mutex_lock(&in->seen_lock);
+	/*
+	 * The ctime too: a sync tool that rewrites a file in place and puts
+	 * its old mtime back (rsync --inplace -t) leaves mtime and size as
+	 * they were, but not the ctime.
+	 */
 	same = compare && in->seen_ok && in->seen_size == st.st_size &&
-	       in->seen_mtime.tv_sec == st.st_mtim.tv_sec &&
-	       in->seen_mtime.tv_nsec == st.st_mtim.tv_nsec;
-	in->seen_ok = !min_age || now.tv_sec - st.st_mtim.tv_sec >= min_age;
+	       ts_equal(&in->seen_mtime, &st.st_mtim) &&
+	       ts_equal(&in->seen_ctime, &st.st_ctim);
+	in->seen_ok = !min_age || now.tv_sec - st.st_ctim.tv_sec >= min_age;
 	in->seen_mtime = st.st_mtim;
+	in->seen_ctime = st.st_ctim;
 	in->seen_size = st.st_size;
 	pthread_mutex_unlock(&in->seen_lock);
 	return same;

@@ -51,9 +51,10 @@ struct xnode {
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
-	pthread_mutex_t seen_lock; /* the three below */
+	pthread_mutex_t seen_lock; /* the four below */
 	bool seen_ok;              /* seen_* describe the lower object */
 	struct timespec seen_mtime; /* lower mtime as last seen or written */
+	struct timespec seen_ctime; /* lower ctime, likewise */
 	off_t seen_size;           /* lower size as last seen or written */
 };
 
@@ -67,6 +68,8 @@ struct xmount {
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	double entry_timeout;         /* seconds the kernel may cache names */
 	double attr_timeout;          /* seconds the kernel may cache attrs */
+	bool sharedstorage;           /* -o sharedstorage: others write the
+				       * lower files unannounced (network fs) */
 	const char *mountpoint;       /* for log lines */
 	const char *cipherdir;        /* for log lines */
 	struct bdi_tune readahead;    /* applied at the first open */
@@ -105,6 +108,9 @@ struct xhandle {
 	int fd;                    /* lower fd, O_RDONLY or O_RDWR */
 	struct xnode *in;          /* its node (the kernel holds a lookup) */
 	bool writable;             /* opened for writing */
+	bool changed;              /* the lower file changed behind our back
+				    * since we last saw it: the kernel's
+				    * cached attributes are stale too */
 };
 
 struct xdir; /* an open directory (dirlist.c) */
@@ -251,7 +257,9 @@ int xm_setattr(struct xmount *m, const struct caller *who, struct xnode *in,
 /*
  * xm_open() - open regular file @in with open(2) @flags for @who: *@h.
  * *@keep_cache: whether the kernel may keep the pages it has (nobody
- * changed the lower file since it last saw it).
+ * changed the lower file since it last saw it); (*@h)->changed: its
+ * cached attributes are stale. -ESTALE: the lower file was removed or
+ * replaced behind our back (the kernel looks its name up again).
  */
 int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
 	    int flags, struct xhandle **h, bool *keep_cache);
@@ -280,8 +288,11 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed);
 
-/* xm_flush() - what close(2) of the lower file would report now. */
-int xm_flush(struct xhandle *h);
+/*
+ * xm_flush() - what close(2) of the lower file would report now; with
+ * -o sharedstorage, written data is first synced to the lower file.
+ */
+int xm_flush(struct xmount *m, struct xhandle *h);
 
 /* xm_release() - close @h. */
 void xm_release(struct xhandle *h);

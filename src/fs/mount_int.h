@@ -45,9 +45,9 @@ int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 	     char out[256]);
 
 /*
- * seen_check() - whether lower object @fd has the mtime and size last
- * seen (only if @compare), then remember them; a state whose mtime is
- * less than @min_age seconds old is remembered as unknown.
+ * seen_check() - whether lower object @fd has the mtime, ctime and size
+ * last seen (only if @compare), then remember them; a state whose ctime
+ * is less than @min_age seconds old is remembered as unknown.
  */
 bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age);
 

@@ -291,7 +291,8 @@ daemon_cmdlines() {
 
 @test "-o: an unknown option, or one of ours without its value, is usage (exit 2) from libfuse" {
 	fwd_vol u
-	for opt in no_such_option read_ahead_kb attr_timeout passfile writeback=1 ro=1; do
+	for opt in no_such_option read_ahead_kb attr_timeout passfile writeback=1 ro=1 \
+		sharedstorage=1; do
 		run xtsfs --passfile "$T/pass" -o "$opt" "$T/c/u" "$T/m/u"
 		[ "$status" -eq 2 ]
 		[[ $output == *"bad mount options"* ]]
@@ -304,7 +305,7 @@ daemon_cmdlines() {
 	mount_vol "$T/c/w" "$T/m/w" -o ',defaults,auto,noauto,nofail,user,nouser,users,owner,group,_netdev,relatime,diratime,symfollow,nomand,noiversion,nolazytime,loud,x-systemd.automount,x-gvfs-show,comment=systemd.x,,'
 	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
 	umount_vol "$T/m/w"
-	mount_vol "$T/c/w" "$T/m/w" -o writeback,read_ahead_kb=128,attr_timeout=1,entry_timeout=1,allow_costly_kdf
+	mount_vol "$T/c/w" "$T/m/w" -o writeback,read_ahead_kb=128,attr_timeout=1,entry_timeout=1,allow_costly_kdf,sharedstorage
 	mount_is "$T/m/w" "$T/c/w" fuse.xtsfs rw ""
 	umount_vol "$T/m/w"
 	# several -o add up; of ro and rw the last one wins

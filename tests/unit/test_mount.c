@@ -83,7 +83,7 @@ static void file_roundtrip(struct xnode *dir, const char *name, size_t len,
 		      "read %zu at %zu of %zu: %zd", exp, off, len, n);
 	}
 	CHECK(xm_read(&M, h, 10, (off_t)len, &got) == 0, "read at EOF");
-	CHECK(xm_flush(h) == 0, "flush");
+	CHECK(xm_flush(&M, h) == 0, "flush");
 	xm_release(h);
 	xm_forget(&M, in, 1);
 	free(want);
