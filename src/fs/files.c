@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -137,7 +138,8 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 		       bool writable, struct xhandle **out, bool *keep_cache)
 {
 	struct xhandle *h;
-	bool same = seen_update(in, fd, true);
+	bool attrs_same;
+	bool same = seen_compare(in, fd, true, 0, &attrs_same);
 	int err;
 
 	err = bdi_tune_once(&m->readahead);
@@ -169,10 +171,12 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	/*
 	 * On storage others write unannounced, the mtime may not move (a
 	 * coarse clock, another machine's): trust no cached page there.
+	 * Elsewhere a change of the ctime alone (a rename, ours too) drops
+	 * the pages but leaves the kernel's attributes.
 	 */
-	h->changed = !same || m->sharedstorage;
+	h->changed = !attrs_same || m->sharedstorage;
 	*out = h;
-	*keep_cache = !h->changed && !(flags & O_TRUNC);
+	*keep_cache = same && !m->sharedstorage && !(flags & O_TRUNC);
 	(void)seen_update(in, fd, false); /* after our own truncation */
 	return 0;
 }
@@ -401,6 +405,12 @@ int xm_flush(struct xmount *m, struct xhandle *h)
 	if (fd < 0)
 		return -errno;
 	return close(fd) ? -errno : 0;
+}
+
+/* see mount.h */
+int xm_flock(struct xhandle *h, int op)
+{
+	return flock(h->fd, op | LOCK_NB) ? -errno : 0;
 }
 
 /* see mount.h */

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
 
 /* xm_setattr() takes FUSE's bits as they are. */
 _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
@@ -375,6 +377,30 @@ static void fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, -xm_flush(mnt_of(req), handle_of(fi)));
 }
 
+/*
+ * flock(2), with -o sharedstorage only (fwd_init_conn; else the kernel
+ * keeps flocks itself, local to the mount): taken on the lower file.
+ * A blocking request is polled, so that a worker is not stuck forever
+ * and a signal to the waiting process (FUSE_INTERRUPT) ends the wait.
+ */
+static void fwd_flock(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi, int op)
+{
+	const struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int err;
+
+	(void)ino;
+	while ((err = xm_flock(handle_of(fi), op & ~LOCK_NB)) == -EWOULDBLOCK &&
+	       !(op & LOCK_NB)) {
+		if (fuse_req_interrupted(req)) {
+			err = -EINTR;
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	fuse_reply_err(req, -err);
+}
+
 static void fwd_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -618,6 +644,14 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 	}
 	/* big requests: fewer round trips, many units per core call */
 	glue_conn_common(conn);
+	/*
+	 * flock on the lower file only for shared storage: elsewhere the
+	 * kernel's own flocks are exact for one mount and cost nothing.
+	 */
+	if (m->sharedstorage && (conn->capable & FUSE_CAP_FLOCK_LOCKS))
+		conn->want |= FUSE_CAP_FLOCK_LOCKS;
+	else
+		conn->want &= ~FUSE_CAP_FLOCK_LOCKS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/*
@@ -668,6 +702,7 @@ const struct fuse_lowlevel_ops fwd_ops = {
 	.flush = fwd_flush,
 	.release = fwd_release,
 	.fsync = fwd_fsync,
+	.flock = fwd_flock,
 	.opendir = fwd_opendir,
 	.readdir = fwd_readdir,
 	.readdirplus = fwd_readdirplus,

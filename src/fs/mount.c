@@ -171,6 +171,8 @@ static struct xnode *xnode_of(struct itable_node *n)
 	return (struct xnode *)(void *)n; /* node is the first member */
 }
 
+static void seen_set(struct xnode *in, const struct stat *st);
+
 static struct xnode *node_new(int fd, const struct stat *st)
 {
 	struct xnode *in = calloc(1, sizeof(*in));
@@ -184,6 +186,13 @@ static struct xnode *node_new(int fd, const struct stat *st)
 	pthread_mutex_init(&in->meta_lock, NULL);
 	pthread_rwlock_init(&in->lock, NULL);
 	pthread_mutex_init(&in->seen_lock, NULL);
+	/*
+	 * A new node: the kernel has no pages of it, and its attributes
+	 * are the ones in @st (the reply being made): what it has seen.
+	 * Its first open then tells a change since from none.
+	 */
+	if (S_ISREG(st->st_mode))
+		seen_set(in, st);
 	return in;
 }
 
@@ -598,34 +607,66 @@ int xm_access(struct xmount *m, struct xnode *in, int mask)
 	return faccessat(AT_FDCWD, path, mask, 0) ? -errno : 0;
 }
 
+/* see mount_int.h */
+void seen_forget(struct xnode *in)
+{
+	pthread_mutex_lock(&in->seen_lock);
+	in->seen_ok = false;
+	pthread_mutex_unlock(&in->seen_lock);
+}
+
 static bool ts_equal(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
+/* Record @st as the last seen state of @in; seen_lock held or unshared. */
+static void seen_set(struct xnode *in, const struct stat *st)
+{
+	in->seen_ok = true;
+	in->seen_mtime = st->st_mtim;
+	in->seen_ctime = st->st_ctim;
+	in->seen_size = st->st_size;
+	in->seen_mode = st->st_mode;
+	in->seen_uid = st->st_uid;
+	in->seen_gid = st->st_gid;
+}
+
 /* see mount_int.h */
-bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
+bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
+		  bool *attrs_same)
 {
 	struct timespec now = { 0 };
 	struct stat st;
-	bool same;
+	bool same, attrs;
 
 	if (fstat(fd, &st) != 0 ||
-	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0))
+	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0)) {
+		*attrs_same = false;
 		return false;
+	}
 	pthread_mutex_lock(&in->seen_lock);
+	attrs = compare && in->seen_ok && in->seen_size == st.st_size &&
+		ts_equal(&in->seen_mtime, &st.st_mtim) &&
+		in->seen_mode == st.st_mode && in->seen_uid == st.st_uid &&
+		in->seen_gid == st.st_gid;
 	/*
 	 * The ctime too: a sync tool that rewrites a file in place and puts
 	 * its old mtime back (rsync --inplace -t) leaves mtime and size as
 	 * they were, but not the ctime.
 	 */
-	same = compare && in->seen_ok && in->seen_size == st.st_size &&
-	       ts_equal(&in->seen_mtime, &st.st_mtim) &&
-	       ts_equal(&in->seen_ctime, &st.st_ctim);
+	same = attrs && ts_equal(&in->seen_ctime, &st.st_ctim);
+	seen_set(in, &st);
 	in->seen_ok = !min_age || now.tv_sec - st.st_ctim.tv_sec >= min_age;
-	in->seen_mtime = st.st_mtim;
-	in->seen_ctime = st.st_ctim;
-	in->seen_size = st.st_size;
 	pthread_mutex_unlock(&in->seen_lock);
+	*attrs_same = attrs;
 	return same;
+}
+
+/* see mount_int.h */
+bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
+{
+	bool attrs;
+
+	return seen_compare(in, fd, compare, min_age, &attrs);
 }

@@ -51,11 +51,14 @@ struct xnode {
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
-	pthread_mutex_t seen_lock; /* the four below */
+	pthread_mutex_t seen_lock; /* the seen_* below */
 	bool seen_ok;              /* seen_* describe the lower object */
 	struct timespec seen_mtime; /* lower mtime as last seen or written */
 	struct timespec seen_ctime; /* lower ctime, likewise */
 	off_t seen_size;           /* lower size as last seen or written */
+	mode_t seen_mode;          /* lower mode, owner, likewise */
+	uid_t seen_uid;
+	gid_t seen_gid;
 };
 
 /* struct xmount - one mounted volume. The caller fills the first part. */
@@ -287,6 +290,14 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
  */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed);
+
+/*
+ * xm_flock() - flock(2) operation @op (LOCK_SH, LOCK_EX, LOCK_UN) on the
+ * lower file of @h, never waiting (-EWOULDBLOCK: held elsewhere): with
+ * -o sharedstorage, so that other mounts and other machines (NFS turns
+ * flock into a lock on the server) exclude us. The caller waits.
+ */
+int xm_flock(struct xhandle *h, int op);
 
 /*
  * xm_flush() - what close(2) of the lower file would report now; with

@@ -281,3 +281,55 @@ scenario_9() {
 	mounts sharedstorage
 	scenario_9
 }
+
+# held_in FILE: a flock of FILE held by a background process until
+# $T/release exists; waits until it holds it.
+held_in() {
+	rm -f "$T/release" "$T/held"
+	flock -x "$1" bash -c "touch '$T/held'; while [ ! -e '$T/release' ]; do sleep 0.05; done" &
+	HOLDER=$!
+	for i in $(seq 1 100); do
+		[ -e "$T/held" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "sharedstorage: a flock in A excludes B (taken on the lower file), and a waiting one gets it" {
+	mounts sharedstorage
+	echo x >"$A/f"
+	held_in "$A/f"
+	run flock -n "$B/f" true
+	[ "$status" -ne 0 ]
+	run flock -n -s "$B/f" true
+	[ "$status" -ne 0 ]
+	# a blocking flock in B waits, and gets the lock once A lets go
+	flock -x -w 20 "$B/f" touch "$T/b-had-it" &
+	waiter=$!
+	sleep 0.3
+	[ ! -e "$T/b-had-it" ]
+	touch "$T/release"
+	wait "$HOLDER"
+	wait "$waiter"
+	[ -e "$T/b-had-it" ]
+	# a wait ended by a signal ends (FUSE_INTERRUPT)
+	held_in "$A/f"
+	flock -x "$B/f" true &
+	waiter=$!
+	sleep 0.3
+	kill "$waiter"
+	run wait "$waiter"
+	[ "$status" -ne 0 ]
+	touch "$T/release"
+	wait "$HOLDER"
+}
+
+@test "default: flocks stay local to a mount (USAGE.md)" {
+	mounts default
+	echo x >"$A/f"
+	held_in "$A/f"
+	run flock -n "$B/f" true
+	touch "$T/release"
+	wait "$HOLDER"
+	[ "$status" -eq 0 ]
+}
