@@ -168,6 +168,9 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->fd = fd;
 	h->in = in;
 	h->writable = writable;
+	pthread_mutex_lock(&in->seen_lock);
+	in->handles++;
+	pthread_mutex_unlock(&in->seen_lock);
 	/*
 	 * On storage others write unannounced, the mtime may not move (a
 	 * coarse clock, another machine's): trust no cached page there.
@@ -186,13 +189,19 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
  * (renamed over) in the cipher directory behind our back, by another
  * mount or a sync tool. The kernel's entry for it is stale: -ESTALE
  * from open makes the kernel look the name up again (LOOKUP_REVAL) and
- * retry, so that the open finds the file now there, or none.
+ * retry, so that the open finds the file now there, or none. Not while
+ * we hold it open: then it is a file removed through this mount and
+ * opened again through /proc/PID/fd, which must work.
  */
-static bool lower_unlinked(const struct xnode *in)
+static bool lower_unlinked(struct xnode *in)
 {
 	struct stat st;
+	bool held;
 
-	return fstat(in->fd, &st) == 0 && st.st_nlink == 0;
+	pthread_mutex_lock(&in->seen_lock);
+	held = in->handles > 0;
+	pthread_mutex_unlock(&in->seen_lock);
+	return !held && fstat(in->fd, &st) == 0 && st.st_nlink == 0;
 }
 
 /* see mount.h */
@@ -416,6 +425,9 @@ int xm_flock(struct xhandle *h, int op)
 /* see mount.h */
 void xm_release(struct xhandle *h)
 {
+	pthread_mutex_lock(&h->in->seen_lock);
+	h->in->handles--;
+	pthread_mutex_unlock(&h->in->seen_lock);
 	close(h->fd);
 	free(h);
 }

@@ -56,6 +56,7 @@ struct xnode {
 	struct timespec seen_mtime; /* lower mtime as last seen or written */
 	struct timespec seen_ctime; /* lower ctime, likewise */
 	off_t seen_size;           /* lower size as last seen or written */
+	unsigned handles;          /* open handles of ours; seen_lock */
 	mode_t seen_mode;          /* lower mode, owner, likewise */
 	uid_t seen_uid;
 	gid_t seen_gid;
