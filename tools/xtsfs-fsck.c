@@ -278,8 +278,7 @@ static int make_keys(const struct common_opts *co, const struct vol *v,
 		fprintf(stderr, PROG ": %s\n", xts_choose_error());
 		return FSCK_OPERROR;
 	}
-	if (xts_ctx_new(&k->xts, be, v->keys->contents) ||
-	    names_ctx_new(&k->names, v->keys->names)) {
+	if (common_make_keys(v, be, &k->xts, &k->names)) {
 		fprintf(stderr, PROG ": cannot set up the keys (out of locked "
 			"memory?)\n");
 		return FSCK_OPERROR;
