@@ -85,18 +85,6 @@ static bool is_sidecar(const char *name, char entry[NAMES_STORED_MAX + 1])
 	return names_is_long(entry);
 }
 
-/* True if each of the @len bytes of @s is in the base64url alphabet. */
-static bool b64_alphabet(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
-		      s[i] == '_'))
-			return false;
-	return true;
-}
-
 /* What a name that is not xtsfs's own is: an encrypted name or not. */
 enum name_class { NC_CIPHER, NC_NONCANON, NC_FOREIGN };
 
@@ -108,7 +96,7 @@ static enum name_class classify_n(const char *name, size_t len)
 	if (!names_b64_decode(buf, sizeof(buf), name, len, &n) &&
 	    n >= 32 && n % 16 == 0)
 		return NC_CIPHER;
-	return b64_alphabet(name, len) ? NC_NONCANON : NC_FOREIGN;
+	return names_is_b64(name, len) ? NC_NONCANON : NC_FOREIGN;
 }
 
 static enum name_class classify(const char *name)

@@ -70,6 +70,15 @@ static int b64_val(unsigned char c)
 }
 
 /* see names.h */
+bool names_is_b64(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b64_val((unsigned char)s[i]) < 0)
+			return false;
+	return true;
+}
+
+/* see names.h */
 size_t names_b64_encode(char *out, const uint8_t *in, size_t len)
 {
 	size_t o = 0, i = 0;

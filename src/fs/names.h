@@ -220,6 +220,12 @@ int names_decrypt_target_ref(const struct names_ctx *ctx, const char *ref,
 bool names_is_link_ref(const char *lower_target);
 
 /*
+ * names_is_b64() - whether each of the @len bytes at @s is in the
+ * base64url alphabet (A-Z a-z 0-9 - _), as every stored name's are.
+ */
+bool names_is_b64(const char *s, size_t len);
+
+/*
  * names_b64_encode() - base64url (RFC 4648 section 5) without '='.
  * @out: room for (4 * @len + 2) / 3 characters and a NUL (output).
  * @in:  @len bytes; NULL is allowed when @len is 0.

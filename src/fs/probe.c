@@ -69,10 +69,9 @@ static bool has_dirid(struct probe *p, const char *name)
  */
 static bool looks_stored(const char *n)
 {
-	size_t len = strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			    "0123456789-_");
+	size_t len = strlen(n);
 
-	return n[len] == '\0' && len >= 43;
+	return len >= 43 && names_is_b64(n, len);
 }
 
 /*
