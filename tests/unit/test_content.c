@@ -322,6 +322,9 @@ static void corruption(const struct xts_ctx *x, int fd)
 	content_write(x, fd, &h, &ps, (const uint8_t *)"hello", 5, 0, 0);
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == 5 &&
 	      !memcmp(got, "hello", 5), "tail");
+	/* flip it: a fixed byte was the slot's own 1 time in 256 */
+	CHECK(pread(fd, &b, 1, 39) == 1, "pread");
+	b ^= 0xff;
 	CHECK(pwrite(fd, &b, 1, 39) == 1, "pwrite");
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == -EIO, "torn tail read");
 	/* the lower file shorter than a full unit it claims: EIO not garbage */
