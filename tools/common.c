@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmac.h"
 #include "names.h"
 #include "secmem.h"
 #include "volume.h"
@@ -372,6 +373,24 @@ int common_make_keys(const struct vol *v, const struct xts_backend *be,
 	int rc = xts_ctx_new(xts, be, v->keys->contents);
 
 	return rc ? rc : names_ctx_new(names, v->keys->names);
+}
+
+/* see common.h */
+struct aes_cmac_key *common_idkey_new(const struct vol *v)
+{
+	struct aes_cmac_key *k = secmem_alloc(sizeof(*k));
+
+	if (k)
+		aes_cmac_setkey(k, v->keys->header);
+	return k;
+}
+
+/* see common.h */
+void common_idkey_free(struct aes_cmac_key *k)
+{
+	if (k)
+		aes_cmac_wipe(k);
+	secmem_free(k);
 }
 
 /* see common.h */

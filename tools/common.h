@@ -192,6 +192,15 @@ struct names_ctx;
 int common_make_keys(const struct vol *v, const struct xts_backend *be,
 		     struct xts_ctx **xts, struct names_ctx **names);
 
+/*
+ * common_idkey_new() - the header key of unlocked @v as a CMAC key in
+ * locked memory, for derived dirids (FORMAT 4.2, 5.2); NULL out of
+ * locked memory. common_idkey_free() wipes and frees it (NULL is fine).
+ */
+struct aes_cmac_key;
+struct aes_cmac_key *common_idkey_new(const struct vol *v);
+void common_idkey_free(struct aes_cmac_key *k);
+
 /* exit_code_for() - the exit code for a -errno from the volume layer. */
 int exit_code_for(int err);
 

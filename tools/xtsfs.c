@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "secmem.h"
 #include "reverse.h"
 #include "secmem.h"
 #include "volume.h"
@@ -623,7 +622,7 @@ static int serve_reverse(struct opts *o, int report_fd,
 	struct rfs fs = { 0 };
 	struct xts_ctx *xts = NULL;
 	struct names_ctx *names = NULL;
-	struct aes_cmac_key *idkey = secmem_alloc(sizeof(*idkey));
+	struct aes_cmac_key *idkey = common_idkey_new(v);
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	char *fsopts = NULL, *mnt_canon = NULL;
@@ -632,8 +631,6 @@ static int serve_reverse(struct opts *o, int report_fd,
 	int rc, ret = XTSFS_EXIT_FAILURE;
 
 	rc = idkey ? common_make_keys(v, be, &xts, &names) : -ENOMEM;
-	if (!rc)
-		aes_cmac_setkey(idkey, v->keys->header);
 	vol_close(v);
 	if (rc) {
 		fprintf(stderr, PROG ": cannot set up the keys: %s\n",
@@ -683,9 +680,7 @@ out:
 		rfs_destroy(&fs);
 	names_ctx_free(names);
 	xts_ctx_free(xts);
-	if (idkey)
-		aes_cmac_wipe(idkey);
-	secmem_free(idkey);
+	common_idkey_free(idkey);
 	report(report_fd, ret);
 	return ret;
 }
@@ -708,6 +703,7 @@ static int serve(struct opts *o, int report_fd)
 	struct fwd fs = { 0 };
 	struct xts_ctx *xts = NULL;
 	struct names_ctx *names = NULL;
+	struct aes_cmac_key *idkey = NULL;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	const struct xts_backend *be;
@@ -753,6 +749,9 @@ static int serve(struct opts *o, int report_fd)
 	if (o->reverse)
 		return serve_reverse(o, report_fd, be, &v);
 	rc = common_make_keys(&v, be, &xts, &names);
+	idkey = rc ? NULL : common_idkey_new(&v);
+	if (!rc && !idkey)
+		rc = -ENOMEM;
 	plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
@@ -765,6 +764,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.xts = xts;
 	fs.m.names = plain_names ? NULL : names;
 	fs.m.xattr_names = names;
+	fs.m.idkey = idkey;
 	fs.m.acl = o->acl;
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
@@ -812,6 +812,7 @@ out:
 		xm_destroy(&fs.m);
 	names_ctx_free(names);
 	xts_ctx_free(xts);
+	common_idkey_free(idkey);
 	vol_close(&v);
 	report(report_fd, ret);
 	return ret;

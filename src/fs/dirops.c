@@ -126,12 +126,42 @@ static int write_new_at(const struct dirops *d, int dirfd, const char *name,
 	return err;
 }
 
-static int new_dirid(const struct dirops *d, int dirfd)
-{
-	uint8_t id[NAMES_DIRID_SIZE];
+/* FORMAT 4.2: the label, with its terminating zero (12 bytes). */
+static const char dirid_label[] = "xtsfs dirid";
 
-	if (getrandom(id, sizeof(id), 0) != sizeof(id))
+/* see dirops.h */
+void dirops_derive_dirid(const struct aes_cmac_key *idkey,
+			 const uint8_t parent[NAMES_DIRID_SIZE],
+			 const char *name, size_t len,
+			 uint8_t out[NAMES_DIRID_SIZE])
+{
+	uint8_t msg[sizeof(dirid_label) + NAMES_DIRID_SIZE + NAME_MAX];
+	size_t o = sizeof(dirid_label);
+
+	if (len > NAME_MAX)
+		len = NAME_MAX; /* callers have refused longer names */
+	memcpy(msg, dirid_label, o);
+	memcpy(msg + o, parent, NAMES_DIRID_SIZE);
+	memcpy(msg + o + NAMES_DIRID_SIZE, name, len);
+	aes_cmac(idkey, out, msg, o + NAMES_DIRID_SIZE + len);
+	explicit_bzero(msg, sizeof(msg)); /* a plaintext name */
+}
+
+/* The dirid of new directory @name in the directory @parent names. */
+static int new_dirid(const struct dirops *d, int dirfd,
+		     const struct dirid_src *parent, const char *name)
+{
+	uint8_t id[NAMES_DIRID_SIZE], pid[NAMES_DIRID_SIZE];
+	int err;
+
+	if (d->idkey) {
+		err = parent->get(parent->arg, pid);
+		if (err)
+			return err;
+		dirops_derive_dirid(d->idkey, pid, name, strlen(name), id);
+	} else if (getrandom(id, sizeof(id), 0) != sizeof(id)) {
 		return -EIO;
+	}
 	return write_new_at(d, dirfd, NAMES_DIRID_FILE, id, sizeof(id));
 }
 
@@ -617,7 +647,8 @@ void dirops_undo_make(int dirfd, const struct lname *ln, bool isdir)
 
 /* see dirops.h */
 int dirops_mkdir(const struct dirops *d, int dirfd, const struct lname *ln,
-		 mode_t mode)
+		 mode_t mode, const struct dirid_src *parent,
+		 const char *name)
 {
 	int err = dirops_sidecar_make(d, dirfd, ln), fd;
 
@@ -629,7 +660,7 @@ int dirops_mkdir(const struct dirops *d, int dirfd, const struct lname *ln,
 		return 0;
 	fd = openat(dirfd, ln->stored, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_CLOEXEC);
-	err = fd < 0 ? -errno : new_dirid(d, fd);
+	err = fd < 0 ? -errno : new_dirid(d, fd, parent, name);
 	if (fd >= 0)
 		close(fd);
 	if (err) {

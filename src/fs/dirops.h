@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../crypto/cmac.h"
 #include "durable.h"
 #include "names.h"
 
@@ -29,6 +30,9 @@ struct dirops {
 	int root_fd;                   /* cipher directory (long targets) */
 	const struct names_ctx *names; /* names key; NULL: plaintext names */
 	struct durable *durable;       /* notes new dirids and sidecars */
+	/* header key: new dirids derived from parent and name (FORMAT
+	 * 4.2); NULL: drawn at random, as format 1 writers did */
+	const struct aes_cmac_key *idkey;
 };
 
 /* struct dirid_src - the dirid of one directory, on demand. */
@@ -151,9 +155,25 @@ int dirops_readlink(const struct dirops *d, int fd, char out[4096]);
  * dirops_undo_make() removes the object if that part fails.
  */
 
-/* dirops_mkdir() - a directory with its new random dirid. */
+/*
+ * dirops_derive_dirid() - the dirid of a directory named @name (@len
+ * bytes, at most NAME_MAX) made in the directory of dirid @parent
+ * (FORMAT 4.2): AES-CMAC under @idkey of "xtsfs dirid\0" || @parent ||
+ * @name. The same directory made on two machines gets the same dirid.
+ */
+void dirops_derive_dirid(const struct aes_cmac_key *idkey,
+			 const uint8_t parent[NAMES_DIRID_SIZE],
+			 const char *name, size_t len,
+			 uint8_t out[NAMES_DIRID_SIZE]);
+
+/*
+ * dirops_mkdir() - directory @ln, plaintext @name, in @dirfd (whose
+ * dirid @parent gives) with its new dirid: derived (d->idkey set) or
+ * random. Plaintext-names volumes ask for no dirid.
+ */
 int dirops_mkdir(const struct dirops *d, int dirfd, const struct lname *ln,
-		 mode_t mode);
+		 mode_t mode, const struct dirid_src *parent,
+		 const char *name);
 
 /* dirops_mknod() - any type; a regular file gets its header at once. */
 int dirops_mknod(const struct dirops *d, int dirfd, const struct lname *ln,

@@ -39,8 +39,8 @@ int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
 	int err = name_enc(m, dir, name, &ln);
 
 	if (!err)
-		err = dirops_mkdir(&m->dops, dir->fd, &ln,
-				   create_mode(m, who, dir->fd, mode));
+		err = mkdir_in(m, dir, &ln, create_mode(m, who, dir->fd, mode),
+			       name);
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFDIR | mode, out, st);
 	return err;

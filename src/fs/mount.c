@@ -270,6 +270,10 @@ int xm_init(struct xmount *m)
 	m->dops.root_fd = m->root_fd;
 	m->dops.names = m->names;
 	m->dops.durable = m->readonly ? NULL : &m->durable;
+	m->dops.idkey = m->idkey;
+	/* every writer derives dirids: merges keep names (FORMAT 4.2) */
+	if (m->names && !m->readonly && !m->idkey)
+		return -EINVAL;
 	err = itable_init(&m->inodes, 1024);
 	if (err)
 		return err;
@@ -421,6 +425,16 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 	struct dirid_src id = { dir_ref_get, &r };
 
 	return dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
+}
+
+/* see mount_int.h */
+int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
+	     mode_t mode, const char *name)
+{
+	struct dir_ref r = { m, dir };
+	struct dirid_src id = { dir_ref_get, &r };
+
+	return dirops_mkdir(&m->dops, dir->fd, ln, mode, &id, name);
 }
 
 /* see mount_int.h */

@@ -68,6 +68,8 @@ struct xmount {
 	const struct xts_ctx *xts;    /* contents key (locked memory) */
 	const struct names_ctx *names; /* names key, NULL if plaintext names */
 	const struct names_ctx *xattr_names; /* names key for xattrs, always */
+	const struct aes_cmac_key *idkey; /* header key: new dirids (FORMAT
+					   * 4.2); needed to write names */
 	bool readonly;                /* -o ro */
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	double entry_timeout;         /* seconds the kernel may cache names */

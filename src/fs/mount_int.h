@@ -17,6 +17,10 @@ void node_hold(struct xmount *m, struct xnode *in);
 int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 	     struct lname *ln);
 
+/* dirops_mkdir() of @ln (plaintext @name) in @dir, dirid from @dir's. */
+int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
+	     mode_t mode, const char *name);
+
 /*
  * The lower name of @name in @dir for an entry that may exist: a
  * conflict copy's if no entry has that name (dirops_name_find()).

@@ -96,8 +96,8 @@ static void test_ops(void)
 	enc(longname, &l);
 	CHECK(!a.is_long && l.is_long, "name classes");
 	/* mkdir: the directory and its dirid; a long name its sidecar */
-	CHECK(dirops_mkdir(&D, topfd, &a, 0755) == 0, "mkdir short");
-	CHECK(dirops_mkdir(&D, topfd, &l, 0700) == 0, "mkdir long");
+	CHECK(dirops_mkdir(&D, topfd, &a, 0755, &root_id, "dir") == 0, "mkdir short");
+	CHECK(dirops_mkdir(&D, topfd, &l, 0700, &root_id, longname) == 0, "mkdir long");
 	sidecar_of(&l, side);
 	CHECK(exists(side), "long name's sidecar");
 	fd = openat(topfd, a.stored, O_RDONLY | O_DIRECTORY);
@@ -223,7 +223,7 @@ static int in_child(enum op op, int nr, int arg, uint32_t val,
 			_exit(200);
 		switch (op) {
 		case MKDIR:
-			err = dirops_mkdir(&D, topfd, x, 0755);
+			err = dirops_mkdir(&D, topfd, x, 0755, &root_id, "x");
 			break;
 		case MKNOD_REG:
 			err = dirops_mknod(&D, topfd, x, S_IFREG | 0644, 0);
@@ -295,7 +295,7 @@ static void test_undo(void)
 	expect_undone(RENAME_LONG, __NR_renameat2, -1, 0, &l, &s, -EIO);
 	CHECK(dirops_unlink(&D, topfd, &s) == 0, "unlink the file");
 	/* rmdir whose removal fails: the dirid is put back, byte for byte */
-	CHECK(dirops_mkdir(&D, topfd, &l, 0755) == 0, "a long directory");
+	CHECK(dirops_mkdir(&D, topfd, &l, 0755, &root_id, "l") == 0, "a long directory");
 	fd = openat(topfd, l.stored, O_RDONLY | O_DIRECTORY);
 	CHECK(fd >= 0 && dirops_read_dirid(fd, id) == 0, "its dirid");
 	expect_undone(RMDIR, __NR_unlinkat, 2, AT_REMOVEDIR, &l, NULL, -EIO);
@@ -305,8 +305,8 @@ static void test_undo(void)
 	/* a directory over an empty one, the rename failing: dirid back */
 	enc("srcdir", &src);
 	enc("dstdir", &dir);
-	CHECK(dirops_mkdir(&D, topfd, &src, 0755) == 0 &&
-	      dirops_mkdir(&D, topfd, &dir, 0755) == 0, "two directories");
+	CHECK(dirops_mkdir(&D, topfd, &src, 0755, &root_id, "srcdir") == 0 &&
+	      dirops_mkdir(&D, topfd, &dir, 0755, &root_id, "dstdir") == 0, "two directories");
 	fd = openat(topfd, dir.stored, O_RDONLY | O_DIRECTORY);
 	CHECK(fd >= 0 && dirops_read_dirid(fd, id) == 0, "target's dirid");
 	expect_undone(RENAME_DIR, __NR_renameat2, -1, 0, &dir, &src, -EIO);
@@ -314,6 +314,74 @@ static void test_undo(void)
 	      "rename: the target's dirid is back");
 	close(fd);
 	printf("undo paths: %s\n", test_failures == before ? "ok" : "FAILED");
+}
+
+/*
+ * Derived dirids (FORMAT 4.2): the worked example's values (computed
+ * with OpenSSL's CMAC), and the same directory made in two copies of a
+ * volume gets the same dirid, while random ones differ.
+ */
+static void test_derived(void)
+{
+	static const uint8_t docs_kat[16] = {
+		0x8f, 0x76, 0xae, 0x83, 0x5b, 0x37, 0x58, 0x46,
+		0xae, 0x7a, 0xd9, 0x05, 0x76, 0x19, 0x90, 0x11,
+	};
+	static const uint8_t sub_kat[16] = {
+		0xae, 0xa7, 0x58, 0x93, 0x19, 0xbc, 0x78, 0x8b,
+		0x50, 0xdf, 0x65, 0x57, 0x78, 0x6d, 0xd6, 0x4e,
+	};
+	uint8_t hk[32], id[16], id2[16], zero[16] = { 0 };
+	struct aes_cmac_key k;
+	struct lname a, b;
+	int before = test_failures, fd, fd2;
+	struct dirid_src docs_id = { sub_dirid, &fd };
+
+	for (int i = 0; i < 32; i++)
+		hk[i] = (uint8_t)(0x80 + i);
+	aes_cmac_setkey(&k, hk);
+	dirops_derive_dirid(&k, zero, "docs", 4, id);
+	CHECK(!memcmp(id, docs_kat, 16), "derived dirid: worked example 1");
+	dirops_derive_dirid(&k, docs_kat, "sub", 3, id);
+	CHECK(!memcmp(id, sub_kat, 16), "derived dirid: worked example 2");
+
+	D.idkey = &k;
+	for (int copy = 0; copy < 2; copy++) {
+		enc(copy ? "docs2" : "docs", &a);
+		CHECK(dirops_mkdir(&D, topfd, &a, 0755, &root_id,
+				   copy ? "docs2" : "docs") == 0, "mkdir docs");
+		fd = openat(topfd, a.stored, O_RDONLY | O_DIRECTORY);
+		CHECK(fd >= 0 && dirops_read_dirid(fd, id) == 0, "its dirid");
+		dirops_derive_dirid(&k, zero, copy ? "docs2" : "docs",
+				    copy ? 5 : 4, id2);
+		CHECK(!memcmp(id, id2, 16), "mkdir stores the derived dirid");
+		CHECK(dirops_name_enc(&D, &docs_id, false, "sub", &b) == 0 &&
+		      dirops_mkdir(&D, fd, &b, 0755, &docs_id, "sub") == 0,
+		      "mkdir docs/sub");
+		fd2 = openat(fd, b.stored, O_RDONLY | O_DIRECTORY);
+		CHECK(fd2 >= 0 && dirops_read_dirid(fd2, id2) == 0 &&
+		      (copy || !memcmp(id2, sub_kat, 16)),
+		      "a subdirectory's dirid derives from its parent's");
+		close(fd2);
+		close(fd);
+	}
+	/* without the key: random, so two of one name differ */
+	D.idkey = NULL;
+	enc("rand1", &a);
+	enc("rand2", &b);
+	CHECK(dirops_mkdir(&D, topfd, &a, 0755, &root_id, "same") == 0 &&
+	      dirops_mkdir(&D, topfd, &b, 0755, &root_id, "same") == 0,
+	      "two random-dirid directories");
+	fd = openat(topfd, a.stored, O_RDONLY | O_DIRECTORY);
+	fd2 = openat(topfd, b.stored, O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0 && fd2 >= 0 && dirops_read_dirid(fd, id) == 0 &&
+	      dirops_read_dirid(fd2, id2) == 0 && memcmp(id, id2, 16),
+	      "random dirids differ");
+	close(fd);
+	close(fd2);
+	aes_cmac_wipe(&k);
+	if (test_failures == before)
+		printf("ok: derived dirids\n");
 }
 
 int main(void)
@@ -338,6 +406,7 @@ int main(void)
 	D.durable = NULL;
 	test_ops();
 	test_undo();
+	test_derived();
 	close(topfd);
 	{
 		char cmd[128];

@@ -27,6 +27,7 @@
 static struct xmount M;
 static struct caller Me; /* the test's own uid and gid */
 static char top[64];
+static struct aes_cmac_key Idkey;
 
 static struct xnode *mkdir_(struct xnode *dir, const char *name)
 {
@@ -491,6 +492,40 @@ static void run(void)
 	xm_forget(&M, docs, 1);
 }
 
+/*
+ * Every directory made through the mount gets its dirid derived from its
+ * parent's and its name (FORMAT 4.2); a writable mount with encrypted
+ * names and no key to derive them is refused.
+ */
+static void derived(void)
+{
+	struct xnode *a = mkdir_(M.root, "derived"), *b;
+	uint8_t zero[16] = { 0 }, want[16], got[16], got2[16];
+	struct xmount bare = { 0 };
+	int fd;
+
+	dirops_derive_dirid(&Idkey, zero, "derived", 7, want);
+	fd = a ? openat(a->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
+	CHECK(fd >= 0 && dirops_read_dirid(fd, got) == 0 &&
+	      !memcmp(got, want, 16), "mkdir: the derived dirid");
+	if (fd >= 0)
+		close(fd);
+	b = a ? mkdir_(a, "inner") : NULL;
+	dirops_derive_dirid(&Idkey, got, "inner", 5, want);
+	fd = b ? openat(b->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
+	CHECK(fd >= 0 && dirops_read_dirid(fd, got2) == 0 &&
+	      !memcmp(got2, want, 16), "mkdir below: derived from the parent");
+	if (fd >= 0)
+		close(fd);
+	if (b)
+		xm_forget(&M, b, 1);
+	if (a)
+		xm_forget(&M, a, 1);
+	bare.names = M.names;
+	bare.root_fd = -1;
+	CHECK(xm_init(&bare) == -EINVAL, "no dirid key: refused");
+}
+
 int main(void)
 {
 	uint8_t key[64];
@@ -515,6 +550,8 @@ int main(void)
 	M.root_fd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	M.xts = xts;
 	M.names = names;
+	aes_cmac_setkey(&Idkey, key);
+	M.idkey = &Idkey;
 	M.mountpoint = top;
 	M.cipherdir = top;
 	M.attr_timeout = M.entry_timeout = 1;
@@ -524,7 +561,9 @@ int main(void)
 	}
 	run();
 	conflicts();
+	derived();
 	xm_destroy(&M);
+	aes_cmac_wipe(&Idkey);
 	names_ctx_free(names);
 	xts_ctx_free(xts);
 	{
