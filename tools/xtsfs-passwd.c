@@ -30,11 +30,12 @@ enum {
 	OPT_BACKUP,
 	OPT_RESTORE,
 	OPT_PRINT_KEY,
+	OPT_UPGRADE,
 };
 
 enum action {
 	ACT_NONE, ACT_ADD, ACT_REMOVE, ACT_CHANGE, ACT_REPAIR, ACT_TEST,
-	ACT_BACKUP, ACT_RESTORE, ACT_PRINT_KEY,
+	ACT_BACKUP, ACT_RESTORE, ACT_PRINT_KEY, ACT_UPGRADE,
 };
 
 static const struct option longopts[] = {
@@ -46,6 +47,7 @@ static const struct option longopts[] = {
 	{ "backup-header", required_argument, NULL, OPT_BACKUP },
 	{ "restore-header", required_argument, NULL, OPT_RESTORE },
 	{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
+	{ "upgrade", no_argument, NULL, OPT_UPGRADE },
 	{ "slot", required_argument, NULL, 's' },
 	{ "new-passfile", required_argument, NULL, OPT_NEW_PASSFILE },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -82,6 +84,8 @@ static const struct cli cli = {
 "      --restore-header=FILE  put the header saved in FILE back, once a\n"
 "                          passphrase opens it and it is this volume's\n"
 "      --print-volume-key  print the raw volume key (version 2 text)\n"
+"      --upgrade           mark a format 1 volume as format 2, so that\n"
+"                          xtsfs before format 2 no longer writes to it\n"
 "\n"
 "Options:\n"
 "  -s, --slot=N            unlock with slot N only; with --add: use slot N\n"
@@ -239,6 +243,8 @@ static void say_done(const struct common_opts *o, const struct vol *v,
 		printf("Changed the passphrase of key slot %d\n", slot);
 	else if (act == ACT_REMOVE)
 		printf("Removed key slot %d\n", slot);
+	else if (act == ACT_UPGRADE)
+		printf("%s is now format version %u\n", dir, v->hdr.version);
 	else
 		printf("Rewrote both copies of %s/%s\n", dir,
 		       vol_file_name(&v->hdr));
@@ -448,7 +454,7 @@ static int set_action(struct args *a, int opt, const char *arg)
 		{ 'a', ACT_ADD }, { 'c', ACT_CHANGE }, { 'r', ACT_REMOVE },
 		{ 't', ACT_TEST }, { OPT_REPAIR, ACT_REPAIR },
 		{ OPT_BACKUP, ACT_BACKUP }, { OPT_RESTORE, ACT_RESTORE },
-		{ OPT_PRINT_KEY, ACT_PRINT_KEY },
+		{ OPT_PRINT_KEY, ACT_PRINT_KEY }, { OPT_UPGRADE, ACT_UPGRADE },
 	};
 
 	if (a->act != ACT_NONE) {
@@ -481,7 +487,7 @@ static int parse_args(struct common_opts *o, struct args *a, int argc,
 		if (opt == 'a' || opt == 'c' || opt == 'r' || opt == 't' ||
 		    opt == OPT_REPAIR ||
 		    opt == OPT_BACKUP || opt == OPT_RESTORE ||
-		    opt == OPT_PRINT_KEY) {
+		    opt == OPT_PRINT_KEY || opt == OPT_UPGRADE) {
 			*code = set_action(a, opt, optarg);
 			if (*code)
 				return 0;
@@ -528,6 +534,9 @@ static int change(struct common_opts *o, struct args *a, struct vol *v,
 				  passlen) : 0;
 	case ACT_REMOVE:
 		return remove_slot_of(v, a->remove_slot);
+	case ACT_UPGRADE:
+		v->hdr.version = VOL_VERSION;
+		return 0;
 	case ACT_ADD:
 	case ACT_CHANGE:
 		return store_slot(o, v, a->act, &a->slot, a->newfile, a->dir,
@@ -537,12 +546,30 @@ static int change(struct common_opts *o, struct args *a, struct vol *v,
 	}
 }
 
-/* The actions that only read: --test, --backup-header, --print-volume-key. */
+/* Whether action @a only reads (@v is unlocked). */
+static bool reads_only(const struct args *a, const struct vol *v)
+{
+	return a->act == ACT_TEST || a->act == ACT_BACKUP ||
+	       a->act == ACT_PRINT_KEY ||
+	       (a->act == ACT_UPGRADE && !v->info.headerless &&
+		v->hdr.version == VOL_VERSION);
+}
+
+/*
+ * The actions that only read: --test, --backup-header, --print-volume-key,
+ * and --upgrade of a volume that has the current format already.
+ */
 static int inspect(const struct common_opts *o, const struct args *a,
 		   const struct vol *v)
 {
 	if (a->act == ACT_PRINT_KEY)
 		return print_key(v);
+	if (a->act == ACT_UPGRADE) {
+		if (!o->quiet)
+			printf("%s is format version %u already\n", a->dir,
+			       v->hdr.version);
+		return 0;
+	}
 	if (v->info.headerless) {
 		fprintf(stderr, PROG ": %s has no usable header%s\n", a->dir,
 			a->act == ACT_BACKUP ? " to back up" : "");
@@ -591,7 +618,7 @@ int main(int argc, char **argv)
 			    &v);
 	if (ret)
 		goto out;
-	if (a.act == ACT_TEST || a.act == ACT_BACKUP || a.act == ACT_PRINT_KEY) {
+	if (reads_only(&a, &v)) {
 		ret = inspect(&o, &a, &v);
 		goto out;
 	}

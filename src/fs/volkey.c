@@ -177,7 +177,8 @@ static int parse_fields(struct tok *k, struct vol_key_info *ki)
 	if (!next_tok(k) || !tok_is(k, "uuid", &v, &n) ||
 	    hex_into(ki->uuid, 16, &nib, v, n) || nib != 32)
 		return -EINVAL;
-	if (ki->format != VOL_VERSION || (ki->flags & ~VOL_FLAGS_KNOWN))
+	if (ki->format < VOL_VERSION_MIN || ki->format > VOL_VERSION ||
+	    (ki->flags & ~VOL_FLAGS_KNOWN))
 		return -EPROTONOSUPPORT;
 	return 0;
 }

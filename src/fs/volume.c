@@ -131,7 +131,7 @@ int vol_from_disk(struct vol_header *h, const uint8_t copy[VOL_COPY_SIZE])
 	if (crc32c(copy, VOL_CRC_OFF) != get32(copy + VOL_CRC_OFF))
 		return -EBADMSG;
 	h->version = get32(copy + OFF_VERSION);
-	if (h->version != VOL_VERSION)
+	if (h->version < VOL_VERSION_MIN || h->version > VOL_VERSION)
 		return -EPROTONOSUPPORT;
 	if (get32(copy + OFF_COPY_SIZE) != VOL_COPY_SIZE ||
 	    memcmp(copy + OFF_CONTENTS, contents_cipher, 16) ||
@@ -196,7 +196,9 @@ void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
 {
 	memset(copy, 0, VOL_COPY_SIZE);
 	memcpy(copy + OFF_MAGIC, vol_magic, sizeof(vol_magic));
-	put32(copy + OFF_VERSION, VOL_VERSION);
+	if (h->version < VOL_VERSION_MIN || h->version > VOL_VERSION)
+		h->version = VOL_VERSION; /* a new header */
+	put32(copy + OFF_VERSION, h->version);
 	put32(copy + OFF_COPY_SIZE, VOL_COPY_SIZE);
 	put64(copy + OFF_SEQID, h->seqid);
 	memcpy(copy + OFF_UUID, h->uuid, 16);
@@ -212,7 +214,6 @@ void vol_to_disk(uint8_t copy[VOL_COPY_SIZE], struct vol_header *h,
 			     &h->slots[i]);
 	header_mac(copy + VOL_MAC_OFF, copy, keys);
 	put32(copy + VOL_CRC_OFF, crc32c(copy, VOL_CRC_OFF));
-	h->version = VOL_VERSION;
 	memcpy(h->raw, copy, VOL_COPY_SIZE);
 }
 

@@ -25,7 +25,13 @@
 /* In a plaintext directory used by reverse mode (FORMAT.md section 5). */
 #define VOL_REVERSE_NAME ".xtsfs.volume"
 #define VOL_REVERSE_TMP_NAME ".xtsfs.volume.tmp"
-#define VOL_VERSION 1
+/*
+ * Format versions (FORMAT.md 2.2): 2 since directories get derived
+ * dirids (4.2); 1 is still read and written (readers treat both alike;
+ * version 2 keeps writers that draw random dirids away).
+ */
+#define VOL_VERSION 2
+#define VOL_VERSION_MIN 1
 #define VOL_COPY_SIZE 4096
 #define VOL_NCOPIES 2
 #define VOL_FILE_SIZE (VOL_COPY_SIZE * VOL_NCOPIES)
@@ -63,7 +69,8 @@ struct vol_slot {
 
 /* struct vol_header - one parsed copy of the header. Holds no secret. */
 struct vol_header {
-	uint32_t version;        /* VOL_VERSION */
+	uint32_t version;        /* VOL_VERSION_MIN..VOL_VERSION; 0 in a
+				  * new header: written as VOL_VERSION */
 	uint64_t seqid;          /* 1 at mkfs, +1 at every rewrite */
 	uint8_t uuid[16];        /* random volume id, public */
 	uint32_t flags;          /* VOL_FLAG_* */

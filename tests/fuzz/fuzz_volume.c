@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (vol_from_disk(&h, copy) == 0) {
 		/* what a parsed header promises */
-		if (vol_slot_count(&h) < 1 || h.version != VOL_VERSION)
+		if (vol_slot_count(&h) < 1 || h.version < VOL_VERSION_MIN ||
+		    h.version > VOL_VERSION)
 			__builtin_trap();
 		for (int i = 0; i < VOL_MAX_SLOTS; i++)
 			if (h.slots[i].active &&

@@ -51,7 +51,7 @@
 /* 2.1, 2.2 */
 #define VOL_FILE_SIZE 8192
 #define COPY_SIZE 4096
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2 /* 1 and 2 read alike (FORMAT.md 2.2) */
 #define BLOB_SIZE 160
 #define NSLOTS 8
 #define SLOT_SIZE 256
@@ -531,7 +531,7 @@ static const char *check_copy(const uint8_t *c, char *buf, size_t bufsz)
 	if (crc32c(c, CRC_OFF) != le32(c + CRC_OFF))
 		return "CRC-32C mismatch (damaged)";
 	ver = le32(c + 8);
-	if (ver != FORMAT_VERSION) {
+	if (ver < 1 || ver > FORMAT_VERSION) {
 		snprintf(buf, bufsz, "unknown format version %u (this reader knows %d)",
 			 ver, FORMAT_VERSION);
 		return buf;

@@ -43,7 +43,8 @@ static void g_flip_magic(uint8_t *c) { c[0] ^= 1; fix_crc(c); }
 static void g_zero(uint8_t *c) { memset(c, 0, VOL_COPY_SIZE); }
 static void g_flip_data(uint8_t *c) { c[2000] ^= 0x40; }
 static void g_flip_crc(uint8_t *c) { c[VOL_CRC_OFF] ^= 1; }
-static void g_version2(uint8_t *c) { put32(c + 8, 2); fix_crc(c); }
+static void g_version3(uint8_t *c) { put32(c + 8, 3); fix_crc(c); }
+static void g_version0(uint8_t *c) { put32(c + 8, 0); fix_crc(c); }
 static void g_copysize(uint8_t *c) { put32(c + 12, 8192); fix_crc(c); }
 static void g_cipher(uint8_t *c) { c[40 + 8] = '1'; fix_crc(c); }
 static void g_unit(uint8_t *c) { put32(c + 56, 512); fix_crc(c); }
@@ -76,7 +77,8 @@ static const struct {
 	{ "zero-filled", g_zero, -EBADMSG },
 	{ "bit flip in the body", g_flip_data, -EBADMSG },
 	{ "bit flip in the CRC", g_flip_crc, -EBADMSG },
-	{ "future version 2", g_version2, -EPROTONOSUPPORT },
+	{ "future version 3", g_version3, -EPROTONOSUPPORT },
+	{ "version 0", g_version0, -EPROTONOSUPPORT },
 	{ "copy size 8192", g_copysize, -EPROTONOSUPPORT },
 	{ "contents cipher renamed", g_cipher, -EPROTONOSUPPORT },
 	{ "unit size 512", g_unit, -EPROTONOSUPPORT },
@@ -123,7 +125,7 @@ static void check_roundtrip(void)
 	struct vol_header h;
 
 	CHECK(vol_from_disk(&h, good) == 0, "valid copy refused");
-	CHECK(h.seqid == 5 && h.version == 1 && h.flags == 0,
+	CHECK(h.seqid == 5 && h.version == VOL_VERSION && h.flags == 0,
 	      "fields: seqid %llu version %u flags %u",
 	      (unsigned long long)h.seqid, h.version, h.flags);
 	CHECK(!memcmp(h.uuid, hdr.uuid, 16), "uuid");
@@ -132,6 +134,17 @@ static void check_roundtrip(void)
 	      h.slots[0].kdf.lanes == 1, "kdf params");
 	CHECK(vol_verify_mac(&h, keys), "MAC of a fresh header fails");
 	CHECK(!memcmp(good, "XTSFSVOL", 8), "magic");
+	/* a format 1 header is read, and rewritten as format 1 (2.2) */
+	{
+		uint8_t old[VOL_COPY_SIZE];
+		struct vol_header h1 = hdr;
+
+		h1.version = 1;
+		vol_to_disk(old, &h1, keys);
+		CHECK(old[8] == 1 && vol_from_disk(&h, old) == 0 &&
+		      h.version == 1 && vol_verify_mac(&h, keys),
+		      "format 1 kept on rewrite");
+	}
 }
 
 static void check_corruptions(void)
@@ -239,7 +252,7 @@ static void drop_check(char *text)
 static void check_keytext_kat(void)
 {
 	static const char want[] =
-"xtsfs-key v2 format=1 flags=0x00000000 uuid=00112233-4455-6677-8899-aabbccddeeff\n"
+"xtsfs-key v2 format=2 flags=0x00000000 uuid=00112233-4455-6677-8899-aabbccddeeff\n"
 "00010203-04050607-08090a0b-0c0d0e0f\n"
 "10111213-14151617-18191a1b-1c1d1e1f\n"
 "20212223-24252627-28292a2b-2c2d2e2f\n"
@@ -250,9 +263,15 @@ static void check_keytext_kat(void)
 "70717273-74757677-78797a7b-7c7d7e7f\n"
 "80818283-84858687-88898a8b-8c8d8e8f\n"
 "90919293-94959697-98999a9b-9c9d9e9f\n"
-"check=15b96d16\n";
+"check=bb36b226\n";
+	/* format, flags, check value: the four examples of FORMAT.md 2.6 */
+	static const struct { const char *fmt, *flags, *check; } ex[] = {
+		{ "2", "0x00000001", "9a57f281" },
+		{ "1", "0x00000000", "15b96d16" },
+		{ "1", "0x00000001", "b2690211" },
+	};
 	struct vol_keys *k = secmem_alloc(sizeof(*k)), *k2 = secmem_alloc(sizeof(*k2));
-	struct vol_key_info ki = { .text_version = 2, .format = 1 }, got;
+	struct vol_key_info ki = { .text_version = 2, .format = 2 }, got;
 	char text[VOL_KEY_TEXT_SIZE], t2[VOL_KEY_TEXT_SIZE];
 
 	for (size_t i = 0; i < sizeof(*k); i++)
@@ -261,12 +280,16 @@ static void check_keytext_kat(void)
 		ki.uuid[i] = (uint8_t)(0x11 * i);
 	vol_key_format(text, k, &ki);
 	CHECK(!strcmp(text, want), "FORMAT.md 2.6 example:\n%s", text);
-	/* the plaintext-names flag: check value b2690211 */
-	strcpy(t2, want);
-	memcpy(t2 + 28, "0x00000001", 10);
-	memcpy(strstr(t2, "check=") + 6, "b2690211", 8);
-	CHECK(vol_key_parse(k2, &got, t2, strlen(t2)) == 0 && got.checked &&
-	      got.flags == 1 && !memcmp(k, k2, sizeof(*k)), "flags 1 example");
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		strcpy(t2, want);
+		t2[20] = ex[i].fmt[0];
+		memcpy(t2 + 28, ex[i].flags, 10);
+		memcpy(strstr(t2, "check=") + 6, ex[i].check, 8);
+		CHECK(vol_key_parse(k2, &got, t2, strlen(t2)) == 0 &&
+		      got.checked && got.format == (uint32_t)(ex[i].fmt[0] - '0') &&
+		      got.flags == (ex[i].flags[9] == '1') &&
+		      !memcmp(k, k2, sizeof(*k)), "example %zu", i + 2);
+	}
 	secmem_free(k);
 	secmem_free(k2);
 }
@@ -280,11 +303,11 @@ static void check_keytext(void)
 	vol_key_info_of(&ki, &hdr);
 	vol_key_format(text, keys, &ki);
 	body = strchr(text, '\n') + 1;
-	CHECK(!strncmp(text, "xtsfs-key v2 format=1 flags=0x00000000 uuid=", 44)
+	CHECK(!strncmp(text, "xtsfs-key v2 format=2 flags=0x00000000 uuid=", 44)
 	      && body - text == 44 + 36 + 1, "line 1: %.90s", text);
 	CHECK(strlen(body) == 10 * 36 + 15, "key text length %zu", strlen(body));
 	CHECK(parse_text(text, &got) == 0 && got.text_version == 2 &&
-	      got.checked && got.format == 1 && got.flags == 0 &&
+	      got.checked && got.format == 2 && got.flags == 0 &&
 	      !memcmp(got.uuid, hdr.uuid, 16), "v2 round trip");
 	/* comments, upper case, other blanks */
 	snprintf(t2, sizeof(t2), "# written 2026-12-02\n  %s# end\n", text);
@@ -311,9 +334,13 @@ static void check_keytext(void)
 	t2[11] = '3';
 	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "text version 3");
 	strcpy(t2, text);
-	t2[20] = '2';
+	t2[20] = '3';
 	drop_check(t2);
-	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "format 2");
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "format 3");
+	strcpy(t2, text);
+	t2[20] = '0';
+	drop_check(t2);
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "format 0");
 	strcpy(t2, text);
 	strcat(t2, "00\n");
 	CHECK(parse_text(t2, NULL) == -EINVAL, "digits after the check");
