@@ -267,6 +267,7 @@ static bool ask(void *arg, const struct check_problem *p)
 struct keys {
 	struct xts_ctx *xts;
 	struct names_ctx *names;
+	struct aes_cmac_key *idkey;
 };
 
 static int make_keys(const struct common_opts *co, const struct vol *v,
@@ -278,7 +279,8 @@ static int make_keys(const struct common_opts *co, const struct vol *v,
 		fprintf(stderr, PROG ": %s\n", xts_choose_error());
 		return FSCK_OPERROR;
 	}
-	if (common_make_keys(v, be, &k->xts, &k->names)) {
+	if (common_make_keys(v, be, &k->xts, &k->names) ||
+	    !(k->idkey = common_idkey_new(v))) {
 		fprintf(stderr, PROG ": cannot set up the keys (out of locked "
 			"memory?)\n");
 		return FSCK_OPERROR;
@@ -418,6 +420,7 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	if (make_keys(co, &v, &k))
 		goto out;
 	opts.names = k.names;
+	opts.idkey = k.idkey;
 	opts.xts = k.xts;
 	opts.plaintext_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
 	opts.ask = o->ask || o->yes ? ask : NULL;
@@ -446,6 +449,7 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 out:
 	names_ctx_free(k.names);
 	xts_ctx_free(k.xts);
+	common_idkey_free(k.idkey);
 	vol_close(&v);
 	return rc;
 }

@@ -237,12 +237,38 @@ static long dirid_candidate(const struct walk *w, int dfd,
 	return -1;
 }
 
+/* cand of dirid_fix(): the derived dirid, a new one (else: a copy) */
+#define CAND_DERIVED (-2)
+#define CAND_NEW (-1)
+
+/*
+ * The dirid the directory at @wp would have been given at its mkdir by
+ * a format 2 writer (FORMAT 4.2) into @id; false if it cannot be known
+ * (no key, no plaintext name, the parent's dirid unknown).
+ */
+static bool dirid_derived(const struct walk *w, const struct wpath *wp,
+			  uint8_t id[NAMES_DIRID_SIZE])
+{
+	const char *base = wp->plain ? strrchr(wp->plain, '/') : NULL;
+
+	if (!w->o->idkey || !wp->pdirid || !base || !base[1])
+		return false;
+	dirops_derive_dirid(w->o->idkey, wp->pdirid, base + 1,
+			    strlen(base + 1), id);
+	return true;
+}
+
 /* The repair of a dirid problem, as dirid_judge() found it provable. */
-static int dirid_fix(int dfd, const struct ents *es, long cand,
+static int dirid_fix(const struct walk *w, int dfd, const struct ents *es,
+		     const struct wpath *wp, long cand,
 		     uint8_t id[NAMES_DIRID_SIZE])
 {
+	if (cand == CAND_DERIVED)
+		return dirid_write(dfd, id);
 	if (cand < 0) {
-		if (getrandom(id, NAMES_DIRID_SIZE, 0) != NAMES_DIRID_SIZE)
+		/* nothing depends on it: as a new mkdir would have it */
+		if (!dirid_derived(w, wp, id) &&
+		    getrandom(id, NAMES_DIRID_SIZE, 0) != NAMES_DIRID_SIZE)
 			return -EIO;
 		return dirid_write(dfd, id);
 	}
@@ -286,28 +312,33 @@ static bool dirid_judge(struct walk *w, int dfd, const struct ents *es,
 {
 	struct check_problem p = { 0 };
 	char detail[160];
-	size_t ndep;
-	long cand = -1;
+	size_t ndep, dep;
+	long cand = CAND_NEW;
 	int kind = dirid_state(w, dfd, es, id, &ndep);
 
 	if (kind < 0)
 		return true;
 	if (ndep)
 		cand = dirid_candidate(w, dfd, es, ndep, id);
-	p.repairable = !ndep || cand >= 0;
+	if (ndep && cand < 0 && dirid_derived(w, wp, id) &&
+	    auth_count(w, dfd, es, id, false, &dep) == ndep)
+		cand = CAND_DERIVED;
+	p.repairable = !ndep || cand != CAND_NEW;
 	snprintf(detail, sizeof(detail), "%s; %zu entr%s here cannot be "
 		 "named without it%s", kind == CHECK_DIRID_MISSING ? "missing" :
 		 kind == CHECK_DIRID_BAD ? "not a 16-byte regular file" :
 		 "no entry authenticates under it", ndep, ndep == 1 ? "y" :
 		 "ies", !ndep ? " (none: a new dirid is correct)" : cand >= 0 ?
-		 " (a conflict copy of it names them all)" : "");
+		 " (a conflict copy of it names them all)" :
+		 cand == CAND_DERIVED ? " (the dirid derived from its name "
+		 "names them all)" : "");
 	p.kind = (enum check_kind)kind;
 	p.detail = detail;
 	p.plain = wp->plain; /* the directory's problem */
 	if (want_fix(w, &p, wp, NAMES_DIRID_FILE)) {
-		p.err = dirid_fix(dfd, es, cand, id);
+		p.err = dirid_fix(w, dfd, es, wp, cand, id);
 		p.repaired = !p.err;
-		if (p.repaired)
+		if (p.repaired && cand >= 0)
 			*gone = cand; /* renamed to xtsfs.dirid */
 	}
 	emit(w, &p, wp, NAMES_DIRID_FILE);
@@ -514,6 +545,7 @@ static int check_entry(struct walk *w, int dfd, const struct ents *es,
 	explicit_bzero(plain, sizeof(plain));
 	if (err)
 		return err;
+	child.pdirid = dirid;
 	err = check_object(w, dfd, name, &child);
 	wpath_free(&child);
 	return err;

@@ -124,6 +124,8 @@ struct check_counts {
  */
 struct check_opts {
 	const struct names_ctx *names;
+	const struct aes_cmac_key *idkey; /* header key: derived dirids
+					   * (FORMAT 4.2); NULL: none */
 	const struct xts_ctx *xts;
 	bool plaintext_names;
 	void (*report)(void *arg, const struct check_problem *p);
@@ -148,7 +150,9 @@ struct check_opts {
  *   dirid is correct; else a 16-byte regular file in it whose name
  *   starts with "xtsfs.dirid" (a sync tool's conflict copy such as
  *   "xtsfs.dirid (1)") is renamed over it if every such entry
- *   authenticates under its bytes. AES-SIV makes a wrong candidate fail
+ *   authenticates under its bytes, or the dirid derived from the
+ *   directory's parent and name (@o->idkey) is written if every such
+ *   entry authenticates under it. A new dirid is the derived one too. AES-SIV makes a wrong candidate fail
  *   every name, so this never names anything wrongly. Otherwise nothing
  *   is written.
  * Return: 0 when the walk finished (problems or not: see @c), -EINTR if

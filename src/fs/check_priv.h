@@ -40,6 +40,8 @@ struct wpath {
 	char *cipher;   /* relative to the cipher directory; "." the root */
 	char *plain;    /* "/", "/a/b", or NULL: not known */
 	bool root;      /* this is the cipher directory itself */
+	const uint8_t *pdirid; /* dirid of the directory holding it, NULL:
+				* the root itself, or not known */
 };
 
 /* struct ents - the names of one directory, sorted. */

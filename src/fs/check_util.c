@@ -98,6 +98,7 @@ int wpath_child(struct wpath *child, const struct wpath *wp,
 {
 	child->root = false;
 	child->plain = NULL;
+	child->pdirid = NULL;
 	child->cipher = join(wp->cipher, name, ".");
 	if (!child->cipher)
 		return -ENOMEM;

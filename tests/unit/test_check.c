@@ -53,10 +53,12 @@ static bool yes(void *arg, const struct check_problem *p)
 	return true;
 }
 
+static const struct aes_cmac_key *Idk; /* the walk's dirid key */
+
 static void walk(struct seen *s, bool repair)
 {
 	struct check_opts o = {
-		.names = D.names, .xts = X, .report = on_report,
+		.names = D.names, .xts = X, .report = on_report, .idkey = Idk,
 		.ask = repair ? yes : NULL, .arg = s,
 	};
 	struct check_counts c;
@@ -116,12 +118,12 @@ static void test_tree(void)
 	make_file("tail", 3, &f);
 	make_file("big", 5000, &big);
 	CHECK_OK(dirops_name_enc(&D, &root_id, true, "dir", &d));
-	CHECK_OK(dirops_mkdir(&D, topfd, &d, 0755));
+	CHECK_OK(dirops_mkdir(&D, topfd, &d, 0755, &root_id, "dir"));
 	memset(side, 'L', 200);
 	side[200] = '\0';
 	CHECK_OK(dirops_name_enc(&D, &root_id, true, side, &l));
 	CHECK(l.is_long, "a long name");
-	CHECK_OK(dirops_mkdir(&D, topfd, &l, 0755));
+	CHECK_OK(dirops_mkdir(&D, topfd, &l, 0755, &root_id, side));
 	walk(&s, false);
 	CHECK(s.n == 0, "clean tree: %d problems (%s)", s.n,
 	      s.n ? check_kind_name(s.kind[0]) : "");
@@ -185,6 +187,62 @@ static void test_tree(void)
 	walk(&s, true);
 	expect_one(&s, CHECK_FILE_TAIL, f.stored);
 	CHECK(s.repaired == 0, "user data is not repaired");
+}
+
+static int sub_dirid(void *arg, uint8_t out[NAMES_DIRID_SIZE])
+{
+	return dirops_read_dirid(*(int *)arg, out);
+}
+
+/*
+ * A lost dirid of a directory made by a format 2 writer: its entries
+ * authenticate under the dirid derived from its parent and name, so
+ * the walk can put it back (with the key; without, it cannot).
+ */
+static void test_derived_repair(void)
+{
+	uint8_t hk[32], id[16], want[16], zero[16] = { 0 };
+	struct aes_cmac_key k;
+	struct lname d, a, b;
+	struct seen s;
+	char path[400];
+	size_t len;
+	int fd;
+	struct dirid_src sub = { sub_dirid, &fd };
+
+	memset(hk, 0x5a, sizeof(hk));
+	aes_cmac_setkey(&k, hk);
+	D.idkey = &k;
+	CHECK_OK(dirops_name_enc(&D, &root_id, true, "proj", &d));
+	CHECK_OK(dirops_mkdir(&D, topfd, &d, 0755, &root_id, "proj"));
+	fd = openat(topfd, d.stored, O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0, "open proj");
+	CHECK_OK(dirops_name_enc(&D, &sub, false, "a.c", &a));
+	CHECK_OK(dirops_name_enc(&D, &sub, false, "b.c", &b));
+	CHECK_OK(dirops_mknod(&D, fd, &a, S_IFREG | 0644, 0));
+	CHECK_OK(dirops_mknod(&D, fd, &b, S_IFREG | 0644, 0));
+	CHECK_OK(unlinkat(fd, "xtsfs.dirid", 0));
+	snprintf(path, sizeof(path), "%s/xtsfs.dirid", d.stored);
+	Idk = NULL;
+	walk(&s, true);
+	expect_one(&s, CHECK_DIRID_MISSING, path);
+	CHECK(s.repaired == 0, "not provable without the key");
+	Idk = &k;
+	walk(&s, true);
+	expect_one(&s, CHECK_DIRID_MISSING, path);
+	CHECK(s.repaired == 1, "repaired from the derived dirid");
+	dirops_derive_dirid(&k, zero, "proj", 4, want);
+	CHECK(!dirops_read_small(fd, "xtsfs.dirid", id, 16, &len) &&
+	      len == 16 && !memcmp(id, want, 16), "the derived dirid");
+	walk(&s, false);
+	CHECK(s.n == 0, "clean after the derived repair");
+	CHECK_OK(dirops_unlink(&D, fd, &a));
+	CHECK_OK(dirops_unlink(&D, fd, &b));
+	close(fd);
+	CHECK_OK(dirops_rmdir(&D, topfd, &d));
+	Idk = NULL;
+	D.idkey = NULL;
+	aes_cmac_wipe(&k);
 }
 
 static void test_escape(void)
@@ -264,6 +322,7 @@ int main(void)
 	D.names = names;
 	test_escape();
 	test_mounted();
+	test_derived_repair();
 	test_tree();
 	close(topfd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
