@@ -243,14 +243,14 @@ teardown() { common_teardown; }
 	[ -n "$key" ]
 	run xtsfs-info "$T/v"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"format version:  1"* ]]
+	[[ "$output" == *"format version:  2"* ]]
 	[[ "$output" == *"aes-256-xts, 4096-byte units"* ]]
 	[[ "$output" == *"names:           aes-256-siv"* ]]
 	[[ "$output" == *"slot 0: argon2id, 1 iterations, 64 KiB, 1 lanes"* ]]
 	[[ "$output" != *"$key"* ]]
 	run xtsfs-info --json "$T/v"
 	[ "$status" -eq 0 ]
-	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["version"]==1 and d["slots"][0]["lanes"]==1 and d["copies"]==["ok","ok"]'
+	echo "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["version"]==2 and d["slots"][0]["lanes"]==1 and d["copies"]==["ok","ok"]'
 	[[ "$output" != *"$key"* ]]
 }
 
@@ -344,7 +344,7 @@ teardown() { common_teardown; }
 @test "a header from a future version: exit 6, says so" {
 	mkvol "$T/v"
 	chmod 600 "$T/v/xtsfs.volume"
-	patch_copies "$T/v/xtsfs.volume" 8 02000000
+	patch_copies "$T/v/xtsfs.volume" 8 03000000
 	run xtsfs-info "$T/v"
 	[ "$status" -eq 6 ]
 	[[ "$output" == *"format version or feature this xtsfs does not support"* ]]

@@ -45,7 +45,7 @@ check_data() {
 	vol_with_data "$T/v"
 	[ "$(wc -l <"$T/key")" -eq 12 ]
 	uuid=$(xtsfs-info --json "$T/v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["uuid"])')
-	head -1 "$T/key" | grep -qx "xtsfs-key v2 format=1 flags=0x00000000 uuid=$uuid"
+	head -1 "$T/key" | grep -qx "xtsfs-key v2 format=2 flags=0x00000000 uuid=$uuid"
 	tail -1 "$T/key" | grep -qE '^check=[0-9a-f]{8}$'
 	run xtsfs-passwd --test --volume-key-file "$T/key" "$T/v"
 	[ "$status" -eq 0 ]
@@ -182,7 +182,7 @@ PY
 	xtsfs-passwd -q --repair "${KDF[@]}" --volume-key-file "$T/k1" --new-passfile "$T/pass" "$T/v"
 	run xtsfs-passwd --print-volume-key --passfile "$T/pass" "$T/v"
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "xtsfs-key v2 format=1 flags=0x00000000 uuid="* ]]
+	[[ "${lines[0]}" == "xtsfs-key v2 format=2 flags=0x00000000 uuid="* ]]
 	# an empty volume proves nothing
 	mkvol "$T/e" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/ke"
 	chmod 600 "$T/ke"

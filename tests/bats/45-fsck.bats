@@ -69,8 +69,12 @@ setup_file() {
 	ln -s f3 "$M/lshort"
 	echo x >"$M/x"
 	setfattr -n user.color -v red "$M/x"
+	# renamed after its mkdir: its dirid is not the one its name derives
+	mkdir "$M/r0"
+	echo R >"$M/r0/a"
+	mv "$M/r0" "$M/r"
 	{
-		for p in f3 f5000 t4103 c1 d e L d/a "L/$LA" "L/$LB" ls1 x; do
+		for p in f3 f5000 t4103 c1 d e L d/a "L/$LA" "L/$LB" ls1 x r; do
 			l=$(find "$C" -xdev -inum "$(stat -c %i "$M/$p")" -print -quit)
 			echo "${l#"$C"/}"
 		done
@@ -95,7 +99,7 @@ setup() {
 	LF3=$C/${LOW[0]} LF5000=$C/${LOW[1]} LT4103=$C/${LOW[2]}
 	LC1=$C/${LOW[3]} LD=$C/${LOW[4]} LE=$C/${LOW[5]} LL=$C/${LOW[6]}
 	LDA=$C/${LOW[7]} LLA=$C/${LOW[8]} LLB=$C/${LOW[9]} LLS1=$C/${LOW[10]}
-	LX=$C/${LOW[11]}
+	LX=$C/${LOW[11]} LR=$C/${LOW[12]}
 }
 
 teardown() { common_teardown; }
@@ -273,9 +277,14 @@ PY
 	repaired_case dirid-wrong
 }
 
-@test "fsck: a removed dirid of a non-empty directory is left, reported" {
+@test "fsck: a removed dirid of a non-empty directory is restored from the dirid its name derives" {
 	damage rm-dirid "$LD"
-	left_case dirid-missing /d/a /d/b /d/c
+	repaired_case dirid-missing
+}
+
+@test "fsck: a removed dirid of a renamed non-empty directory (nothing proves it) is left, reported" {
+	damage rm-dirid "$LR"
+	left_case dirid-missing /r/a
 }
 
 @test "fsck: a garbage name is reported, never removed" {

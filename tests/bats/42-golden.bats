@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Volumes of an earlier format keep working (issue 19: the format 2 bump
+# of FORMAT.md 4.2). tests/golden/format1.tar.gz was written by the code
+# of the last format 1 commit (tests/golden/make-format1.sh); today's
+# code must show exactly tests/golden/format1.manifest, check it clean,
+# write to it without changing its version, decrypt it with the
+# independent decryptor, and upgrade it only when asked.
+
+bats_require_minimum_version 1.5.0
+
+load helpers
+
+G=$BATS_TEST_DIRNAME/../golden
+
+setup() {
+	common_setup
+	mkdir "$T/v"
+	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
+		-xzf "$G/format1.tar.gz"
+	cp "$G/format1.pass" "$T/gpass"
+	chmod 600 "$T/gpass"
+}
+teardown() { common_teardown; }
+
+gmount() {
+	mkdir -p "$T/m"
+	track_mount "$T/m"
+	xtsfs --passfile "$T/gpass" "$@" "$T/v" "$T/m"
+}
+
+version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
+
+@test "the format 1 golden volume mounts and shows exactly its manifest" {
+	[ "$(version_of)" -eq 1 ]
+	gmount -o ro
+	"$G/manifest.sh" "$T/m" >"$T/got"
+	diff "$G/format1.manifest" "$T/got"
+	run xtsfs-info "$T/v"
+	[[ $output == *"format version:  1"* ]]
+}
+
+@test "format 1: checks clean, takes writes, stays format 1, and its old and new directories work" {
+	run -0 xtsfs-fsck --passfile "$T/gpass" "$T/v"
+	gmount
+	mkdir "$T/m/docs/made-today" "$T/m/new-top"
+	echo today >"$T/m/docs/made-today/f"
+	echo top >"$T/m/new-top/g"
+	mv "$T/m/docs/sub" "$T/m/new-top/sub"
+	echo more >>"$T/m/docs/a.txt"
+	fusermount3 -u "$T/m"
+	[ "$(version_of)" -eq 1 ]
+	# a passphrase change keeps the version too
+	xtsfs-passwd -q --add "${KDF[@]}" --passfile "$T/gpass" \
+		--new-passfile "$T/pass2" "$T/v"
+	[ "$(version_of)" -eq 1 ]
+	run -0 xtsfs-fsck --passfile "$T/pass2" "$T/v"
+	gmount
+	[ "$(cat "$T/m/docs/made-today/f")" = today ]
+	[ "$(cat "$T/m/new-top/g")" = top ]
+	[ "$(sha256sum <"$T/m/new-top/sub/13000" | cut -d' ' -f1)" = \
+		"$(awk '$2 == "docs/sub/13000" {print $1}' "$G/format1.manifest")" ]
+	[ "$(tail -1 "$T/m/docs/a.txt")" = more ]
+}
+
+@test "format 1: the independent decryptor reads it, byte for byte as the mount shows" {
+	local ref="$XTSFS_BUILD/tests/xtsfs-decrypt-ref"
+	[ -x "$ref" ] || skip "built without OpenSSL 3: no reference decryptor"
+	xtsfs-passwd --print-volume-key --passfile "$T/gpass" "$T/v" >"$T/key"
+	grep -q '^xtsfs-key v2 format=1 ' "$T/key"
+	run "$ref" --volume-key-file "$T/key" "$T/v" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# it makes no hard links and no xattrs: compare all but those
+	local same='/^xattr /d; s/^([a-z] [0-7]+) [0-9]+ /\1 - /'
+	"$G/manifest.sh" "$T/out" | sed -E "$same" | LC_ALL=C sort >"$T/got"
+	sed -E "$same" "$G/format1.manifest" | LC_ALL=C sort | diff - "$T/got"
+}
+
+@test "xtsfs-passwd --upgrade: format 1 becomes 2, once; everything still reads" {
+	run -0 xtsfs-passwd --upgrade --passfile "$T/gpass" "$T/v"
+	[[ $output == *"is now format version 2"* ]]
+	[ "$(version_of)" -eq 2 ]
+	run -0 xtsfs-passwd --upgrade --passfile "$T/gpass" "$T/v"
+	[[ $output == *"is format version 2 already"* ]]
+	run -4 xtsfs-passwd --upgrade --passfile "$T/wrong" "$T/v"
+	[ "$(version_of)" -eq 2 ]
+	gmount -o ro
+	"$G/manifest.sh" "$T/m" >"$T/got"
+	diff "$G/format1.manifest" "$T/got"
+}
+
+@test "a volume of a format newer than 2 is refused with a clear message" {
+	chmod 600 "$T/v/xtsfs.volume"
+	patch_copies "$T/v/xtsfs.volume" 8 03000000
+	mkdir "$T/m"
+	run -6 xtsfs --passfile "$T/gpass" "$T/v" "$T/m"
+	[[ $output == *"format version or feature this xtsfs does not support"* ]]
+	! mountpoint -q "$T/m"
+}
