@@ -30,18 +30,17 @@ LC=$(printf 'c%.0s' $(seq 1 200))
 T1=$(printf 'a/%.0s' $(seq 1 1550))one
 T2=$(printf 'a/%.0s' $(seq 1 1550))two
 
-# fixture: a volume in $C with a bit of everything, written through a
-# mount that is gone again; the lower paths in LY (directory y), LX
-# (directory x), LLA/LLB (the long entries of $LA/$LB in L), LF, LG (files
-# f and g), REF1/REF2 (the xtsfs.link.* files of ls1 and ls2); $OUT is a
-# file outside the cipher directory, on the same filesystem.
-fixture() {
-	C=$T/c
-	M=$T/m
-	mkdir "$T/outside"
-	OUT=$T/outside/secret
-	for i in $(seq 1 200); do echo "$MARKER $i"; done >"$OUT"
-	OUT_SUM=$(md5 "$OUT")
+# The fixture's volume, made once for the file (setup_file) in $HFIX/c
+# through a mount that is gone again, with the lower paths the cases
+# damage in $HFIX/lower (relative to the cipher directory): directories
+# y and x, the long entries of $LA/$LB in L, files f and g, and the
+# xtsfs.link.* files of ls1 and ls2.
+setup_file() {
+	export HFIX=$BATS_FILE_TMPDIR/fix
+	local T=$HFIX C=$HFIX/c M=$HFIX/m MOUNTS=() p
+	mkdir -p "$T"
+	printf 'correct horse battery\n' >"$T/pass"
+	chmod 600 "$T/pass"
 	mkvol "$C"
 	mount_vol "$C" "$M"
 	echo good >"$M/good"
@@ -57,16 +56,37 @@ fixture() {
 	ln -s "$T1" "$M/ls1"
 	ln -s "$T2" "$M/ls2"
 	ln -s good "$M/lshort"
-	LX=$(lower_of "$M/x")
-	LY=$(lower_of "$M/y")
-	LLA=$(lower_of "$M/L/$LA")
-	LLB=$(lower_of "$M/L/$LB")
-	LF=$(lower_of "$M/f")
-	LG=$(lower_of "$M/g")
-	REF1=$C/$(readlink "$(lower_of "$M/ls1")")
-	REF2=$C/$(readlink "$(lower_of "$M/ls2")")
-	INO_A=$(stat -c %i "$M/L/$LA")
+	{
+		for p in x y "L/$LA" "L/$LB" f g; do
+			p=$(lower_of "$M/$p") && echo "${p#"$C"/}"
+		done
+		for p in ls1 ls2; do readlink "$(lower_of "$M/$p")"; done
+	} >"$HFIX/lower"
 	umount_vol "$M"
+}
+
+teardown_file() {
+	mountpoint -q "$HFIX/m" && fusermount3 -uz "$HFIX/m"
+	return 0
+}
+
+# fixture: a copy of the file's volume in $C, its lower paths in LY, LX,
+# LLA/LLB, LF, LG, REF1/REF2 (see setup_file); $OUT is a file outside the
+# cipher directory, on the same filesystem.
+fixture() {
+	local low
+	C=$T/c
+	M=$T/m
+	mkdir "$T/outside"
+	OUT=$T/outside/secret
+	for i in $(seq 1 200); do echo "$MARKER $i"; done >"$OUT"
+	OUT_SUM=$(md5 "$OUT")
+	cp -a "$HFIX/c" "$C"
+	mapfile -t low <"$HFIX/lower"
+	LX=$C/${low[0]} LY=$C/${low[1]} LLA=$C/${low[2]} LLB=$C/${low[3]}
+	LF=$C/${low[4]} LG=$C/${low[5]} REF1=$C/${low[6]} REF2=$C/${low[7]}
+	# the mount shows lower inode numbers
+	INO_A=$(stat -c %i "$LLA")
 	[ -f "$LLA.name" ] && [ -f "$LLB.name" ] && [ -f "$REF1" ] && [ -f "$REF2" ]
 }
 
