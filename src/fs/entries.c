@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 /*
@@ -88,6 +89,24 @@ int xm_link(struct xmount *m, struct xnode *in, struct xnode *dir,
 		err = dirops_link(&m->dops, in->fd, dir->fd, &ln);
 	if (!err) {
 		err = xm_lookup_stored(m, dir, ln.stored, 0, out, st);
+		/*
+		 * The new name must be the same lower object (inode number).
+		 * Lowers without inode numbers (sshfs: SFTP has none) number
+		 * names, not files: two nodes would then cache one file's size
+		 * and contents apart, so refuse as a filesystem without hard
+		 * links does.
+		 */
+		if (!err && *out != in) {
+			xm_forget(m, *out, 1);
+			*out = NULL;
+			if (!__atomic_exchange_n(&m->said_nolink, true,
+						 __ATOMIC_RELAXED))
+				xm_log(m, LOG_WARNING, "the lower filesystem "
+				       "gives the new name of a hard link "
+				       "another inode number (sshfs does: SFTP "
+				       "has none); hard links are refused");
+			err = -EPERM;
+		}
 		if (err)
 			dirops_undo_make(dir->fd, &ln, false);
 	}

@@ -74,6 +74,8 @@ struct xmount {
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	double entry_timeout;         /* seconds the kernel may cache names */
 	double attr_timeout;          /* seconds the kernel may cache attrs */
+	bool said_nolink;             /* logged: the lower numbers names,
+				       * not files (xm_link) */
 	bool sharedstorage;           /* -o sharedstorage: others write the
 				       * lower files unannounced (network fs) */
 	const char *mountpoint;       /* for log lines */

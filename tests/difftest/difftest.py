@@ -350,7 +350,8 @@ class DiffTester:
         self.corrupted = False
         kinds, weights = zip(*OP_WEIGHTS)
         self.kinds = list(kinds)
-        self.weights = list(weights)
+        self.weights = [0 if k in (args.skip or "").split(",") else w
+                        for k, w in zip(kinds, weights)]
 
     # ----- paths and B's state (the only state that steers the choices)
 
@@ -1093,14 +1094,13 @@ class DiffTester:
 
     # ----- comparison
 
-    @staticmethod
-    def stat_key(st):
+    def stat_key(self, st):
         fmt = stat.S_IFMT(st.st_mode)
         key = {"type": fmt, "mode": oct(stat.S_IMODE(st.st_mode)),
                "uid": st.st_uid, "gid": st.st_gid}
         if fmt in (stat.S_IFREG, stat.S_IFLNK):
             key["size"] = st.st_size
-        if fmt == stat.S_IFREG:
+        if fmt == stat.S_IFREG and not self.args.no_nlink:
             key["nlink"] = st.st_nlink
         return sorted(key.items())
 
@@ -1111,7 +1111,9 @@ class DiffTester:
                 raise Divergence("%s: %s differs" % (what, k),
                                  ["A: %s=%s" % (k, ka[k]), "B: %s=%s" % (k, kb[k])])
         ex = self.explicit.get(sb.st_ino)
-        if ex is not None and sb.st_mtime_ns == ex[0] and sa.st_mtime_ns != sb.st_mtime_ns:
+        g = self.args.mtime_granularity
+        if ex is not None and sb.st_mtime_ns == ex[0] and \
+                sa.st_mtime_ns // g != sb.st_mtime_ns // g:
             raise Divergence("%s: mtime differs (set explicitly by op #%d)" % (what, ex[1]),
                              ["A: mtime_ns=%d" % sa.st_mtime_ns,
                               "B: mtime_ns=%d" % sb.st_mtime_ns])
@@ -1426,6 +1428,15 @@ def main(argv=None):
     ap.add_argument("--full-every", type=int, default=50, metavar="N",
                     help="compare the whole trees every N operations (50)")
     ap.add_argument("--clean", action="store_true", help="empty A and B first")
+    ap.add_argument("--skip", metavar="OP[,OP...]",
+                    help="never generate these operations (e.g. link, where "
+                         "A's lower filesystem has no hard links)")
+    ap.add_argument("--no-nlink", action="store_true",
+                    help="do not compare link counts: A's lower filesystem "
+                         "has none (sshfs: SFTP reports 1)")
+    ap.add_argument("--mtime-granularity", type=int, default=1, metavar="NS",
+                    help="compare explicitly set mtimes to NS nanoseconds: "
+                         "what A's lower filesystem keeps (sshfs: 1000000000)")
     ap.add_argument("--verbose", action="store_true", help="print every operation")
     a = ap.parse_args(argv)
     if a.seed is None:
