@@ -497,26 +497,34 @@ static void run(void)
  * parent's and its name (FORMAT 4.2); a writable mount with encrypted
  * names and no key to derive them is refused.
  */
+/* Whether @in's stored dirid (into @got) is the one derived from @parent
+ * and @name. */
+static bool dirid_is_derived(struct xnode *in, const uint8_t parent[16],
+			     const char *name, uint8_t got[16])
+{
+	uint8_t want[16];
+	int fd = in ? openat(in->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
+	bool ok;
+
+	dirops_derive_dirid(&Idkey, parent, name, strlen(name), want);
+	ok = fd >= 0 && dirops_read_dirid(fd, got) == 0 &&
+	     !memcmp(got, want, 16);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static void derived(void)
 {
 	struct xnode *a = mkdir_(M.root, "derived"), *b;
-	uint8_t zero[16] = { 0 }, want[16], got[16], got2[16];
+	uint8_t zero[16] = { 0 }, got[16], got2[16];
 	struct xmount bare = { 0 };
-	int fd;
 
-	dirops_derive_dirid(&Idkey, zero, "derived", 7, want);
-	fd = a ? openat(a->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
-	CHECK(fd >= 0 && dirops_read_dirid(fd, got) == 0 &&
-	      !memcmp(got, want, 16), "mkdir: the derived dirid");
-	if (fd >= 0)
-		close(fd);
+	CHECK(dirid_is_derived(a, zero, "derived", got),
+	      "mkdir: the derived dirid");
 	b = a ? mkdir_(a, "inner") : NULL;
-	dirops_derive_dirid(&Idkey, got, "inner", 5, want);
-	fd = b ? openat(b->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
-	CHECK(fd >= 0 && dirops_read_dirid(fd, got2) == 0 &&
-	      !memcmp(got2, want, 16), "mkdir below: derived from the parent");
-	if (fd >= 0)
-		close(fd);
+	CHECK(dirid_is_derived(b, got, "inner", got2),
+	      "mkdir below: derived from the parent");
 	if (b)
 		xm_forget(&M, b, 1);
 	if (a)
