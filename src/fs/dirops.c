@@ -886,7 +886,9 @@ static int rename_lower(const struct dirops *d, int d1fd, const char *s1,
 	if (renameat2(d1fd, s1, d2fd, s2, flags) == 0)
 		return 0;
 	err = -errno;
-	if (err != -ENOTEMPTY && err != -EEXIST)
+	/* sshfs reports SFTP's generic failure, a non-empty target too,
+	 * as EPERM */
+	if (err != -ENOTEMPTY && err != -EEXIST && err != -EPERM)
 		return err;
 	if (!d->names || (flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) ||
 	    fstatat(d1fd, s1, &a, AT_SYMLINK_NOFOLLOW) != 0 ||

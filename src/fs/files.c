@@ -170,6 +170,10 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->writable = writable;
 	pthread_mutex_lock(&in->seen_lock);
 	in->handles++;
+	h->next = in->open;
+	if (in->open)
+		in->open->prev = h;
+	in->open = h;
 	pthread_mutex_unlock(&in->seen_lock);
 	/*
 	 * On storage others write unannounced, the mtime may not move (a
@@ -204,6 +208,29 @@ static bool lower_unlinked(struct xnode *in)
 	return !held && fstat(in->fd, &st) == 0 && st.st_nlink == 0;
 }
 
+/*
+ * reopen() of a file we hold open, for a lower filesystem that cannot
+ * open it again: GlusterFS answers an open of a removed file (through
+ * /proc/self/fd, as for a file opened again through /proc/PID/fd of
+ * the mount) with ESTALE, as NFS would. A duplicate of an open handle's
+ * descriptor with at least the access wanted serves (our I/O is pread
+ * and pwrite, so the shared offset does not matter).
+ */
+static int reopen_held(struct xnode *in, bool writable)
+{
+	int fd = -ESTALE;
+
+	pthread_mutex_lock(&in->seen_lock);
+	for (struct xhandle *h = in->open; h; h = h->next)
+		if (h->writable || !writable) {
+			fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
+			fd = fd < 0 ? -errno : fd;
+			break;
+		}
+	pthread_mutex_unlock(&in->seen_lock);
+	return fd;
+}
+
 /* see mount.h */
 int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
 	    int flags, struct xhandle **h, bool *keep_cache)
@@ -216,6 +243,8 @@ int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
 	if (lower_unlinked(in))
 		return -ESTALE;
 	fd = reopen(in, lower_flags(flags, &writable));
+	if (fd == -ESTALE)
+		fd = reopen_held(in, writable);
 	if (fd < 0)
 		return fd;
 	err = handle_open(m, in, fd, flags, writable, h, keep_cache);
@@ -245,6 +274,10 @@ static int create_lower(const struct caller *who, struct xnode *dir,
 	struct stat st;
 
 	*made = fd >= 0;
+	/* GlusterFS makes files without the set-id bits asked for */
+	if (fd >= 0 && (mode & 06000) && fstat(fd, &st) == 0 &&
+	    (st.st_mode & 07777) != (mode & 07777))
+		(void)fchmod(fd, mode & 07777);
 	if (fd >= 0 || errno != EEXIST || (flags & O_EXCL))
 		return fd < 0 ? -errno : fd;
 	/*
@@ -427,6 +460,12 @@ void xm_release(struct xhandle *h)
 {
 	pthread_mutex_lock(&h->in->seen_lock);
 	h->in->handles--;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		h->in->open = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
 	pthread_mutex_unlock(&h->in->seen_lock);
 	close(h->fd);
 	free(h);

@@ -57,6 +57,7 @@ struct xnode {
 	struct timespec seen_ctime; /* lower ctime, likewise */
 	off_t seen_size;           /* lower size as last seen or written */
 	unsigned handles;          /* open handles of ours; seen_lock */
+	struct xhandle *open;      /* those handles, a list; seen_lock */
 	mode_t seen_mode;          /* lower mode, owner, likewise */
 	uid_t seen_uid;
 	gid_t seen_gid;
@@ -119,6 +120,7 @@ struct xhandle {
 	bool changed;              /* the lower file changed behind our back
 				    * since we last saw it: the kernel's
 				    * cached attributes are stale too */
+	struct xhandle *prev, *next; /* in->open; in->seen_lock */
 };
 
 struct xdir; /* an open directory (dirlist.c) */
