@@ -1111,9 +1111,7 @@ class DiffTester:
                 raise Divergence("%s: %s differs" % (what, k),
                                  ["A: %s=%s" % (k, ka[k]), "B: %s=%s" % (k, kb[k])])
         ex = self.explicit.get(sb.st_ino)
-        g = self.args.mtime_granularity
-        if ex is not None and sb.st_mtime_ns == ex[0] and \
-                sa.st_mtime_ns // g != sb.st_mtime_ns // g:
+        if ex is not None and sb.st_mtime_ns == ex[0] and sa.st_mtime_ns != sb.st_mtime_ns:
             raise Divergence("%s: mtime differs (set explicitly by op #%d)" % (what, ex[1]),
                              ["A: mtime_ns=%d" % sa.st_mtime_ns,
                               "B: mtime_ns=%d" % sb.st_mtime_ns])
@@ -1433,10 +1431,8 @@ def main(argv=None):
                          "A's lower filesystem has no hard links)")
     ap.add_argument("--no-nlink", action="store_true",
                     help="do not compare link counts: A's lower filesystem "
-                         "has none (sshfs: SFTP reports 1)")
-    ap.add_argument("--mtime-granularity", type=int, default=1, metavar="NS",
-                    help="compare explicitly set mtimes to NS nanoseconds: "
-                         "what A's lower filesystem keeps (sshfs: 1000000000)")
+                         "has none (sshfs: SFTP reports 1) or keeps them "
+                         "stale (GlusterFS after a link is removed)")
     ap.add_argument("--verbose", action="store_true", help="print every operation")
     a = ap.parse_args(argv)
     if a.seed is None:
