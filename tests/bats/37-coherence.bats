@@ -15,8 +15,6 @@
 # attributes up to attr_timeout (30 s): those checks run only with
 # -o sharedstorage, where every stat is at most 1 s old (USAGE.md).
 
-bats_require_minimum_version 1.5.0
-
 load helpers
 load fs_helpers
 
@@ -334,83 +332,4 @@ held_in() {
 	touch "$T/release"
 	wait "$HOLDER"
 	[ "$status" -eq 0 ]
-}
-
-LOCK="python3 $BATS_TEST_DIRNAME/posix_lock.py"
-
-# lock_held FILE TYPE START LEN: a POSIX lock held by a background
-# process until $T/lflag is removed; waits until it holds it.
-lock_held() {
-	rm -f "$T/lflag"
-	$LOCK hold "$@" "$T/lflag" >/dev/null &
-	LHOLDER=$!
-	for i in $(seq 1 100); do
-		[ -e "$T/lflag" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-lock_release() {
-	rm -f "$T/lflag"
-	wait "$LHOLDER"
-}
-
-@test "sharedstorage: POSIX locks in A exclude B on overlapping ranges only, F_GETLK sees them, a waiter gets the lock" {
-	mounts sharedstorage
-	echo data >"$A/f"
-	lock_held "$A/f" w 0 10
-	run $LOCK try "$B/f" w 5 10
-	[ "$status" -eq 1 ] && [[ $output == EAGAIN || $output == EACCES ]]
-	run $LOCK try "$B/f" r 0 1
-	[ "$status" -eq 1 ]
-	run -0 $LOCK try "$B/f" w 10 5
-	run -0 $LOCK getlk "$B/f" w 0 100
-	[ "$output" = "w 0 10" ]
-	# two processes in one mount: as on ext4, they conflict too
-	run $LOCK try "$A/f" w 0 1
-	[ "$status" -eq 1 ]
-	# a blocking F_SETLKW in B waits, and gets the lock once A lets go
-	$LOCK wait "$B/f" w 0 10 >"$T/waited" &
-	waiter=$!
-	sleep 0.5
-	[ ! -s "$T/waited" ]
-	lock_release
-	wait "$waiter"
-	[ "$(cat "$T/waited")" = ok ]
-	run -0 $LOCK getlk "$A/f" w 0 100
-	[ "$output" = unlocked ]
-}
-
-@test "sharedstorage: read locks are shared across mounts; a lock ends when its holder exits or is killed" {
-	mounts sharedstorage
-	echo data >"$A/f"
-	lock_held "$A/f" r 0 0
-	run -0 $LOCK try "$B/f" r 0 0
-	run $LOCK try "$B/f" w 0 0
-	[ "$status" -eq 1 ]
-	kill "$LHOLDER"
-	wait "$LHOLDER" || true
-	run -0 $LOCK try "$B/f" w 0 0
-	# a waiter killed while it waits: the mount goes on working
-	lock_held "$A/f" w 0 0
-	$LOCK wait "$B/f" w 0 0 &
-	waiter=$!
-	sleep 0.3
-	kill "$waiter"
-	run wait "$waiter"
-	[ "$status" -ne 0 ]
-	lock_release
-	run -0 $LOCK try "$B/f" w 0 0
-	[ "$(cat "$B/f")" = data ]
-}
-
-@test "default: POSIX locks stay local to a mount, and work within it (USAGE.md)" {
-	mounts default
-	echo data >"$A/f"
-	lock_held "$A/f" w 0 0
-	run -0 $LOCK try "$B/f" w 0 0
-	run $LOCK try "$A/f" w 0 0
-	[ "$status" -eq 1 ]
-	lock_release
 }
