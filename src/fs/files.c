@@ -458,23 +458,17 @@ int xm_flock(struct xhandle *h, int op)
 /* see mount.h */
 void xm_release(struct xhandle *h)
 {
-	struct xnode *in = h->in;
-	bool last;
-
-	pthread_mutex_lock(&in->seen_lock);
-	last = !--in->handles;
+	pthread_mutex_lock(&h->in->seen_lock);
+	h->in->handles--;
 	if (h->prev)
 		h->prev->next = h->next;
 	else
 		h->in->open = h->next;
 	if (h->next)
 		h->next->prev = h->prev;
-	pthread_mutex_unlock(&in->seen_lock);
+	pthread_mutex_unlock(&h->in->seen_lock);
 	close(h->fd);
 	free(h);
-	/* every description closed: POSIX locks end with the last close */
-	if (last)
-		xm_locks_drop(in, true);
 }
 
 /* see mount.h */

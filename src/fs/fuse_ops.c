@@ -401,42 +401,6 @@ static void fwd_flock(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, -err);
 }
 
-/*
- * POSIX record locks (fcntl F_SETLK, F_SETLKW, F_GETLK and the OFD
- * ones), with -o sharedstorage only, like flock: on the lower file, per
- * lock owner (xm_setlk). F_SETLKW is polled as flock is.
- */
-static void fwd_getlk(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi, struct flock *lock)
-{
-	int err;
-
-	(void)ino;
-	err = xm_getlk(mnt_of(req), handle_of(fi), fi->lock_owner, lock);
-	if (err)
-		fuse_reply_err(req, -err);
-	else
-		fuse_reply_lock(req, lock);
-}
-
-static void fwd_setlk(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi, struct flock *lock, int sleep)
-{
-	const struct timespec pause = { 0, 10 * 1000 * 1000 };
-	int err;
-
-	(void)ino;
-	while ((err = xm_setlk(mnt_of(req), handle_of(fi), fi->lock_owner,
-			       lock)) == -EAGAIN && sleep) {
-		if (fuse_req_interrupted(req)) {
-			err = -EINTR;
-			break;
-		}
-		nanosleep(&pause, NULL);
-	}
-	fuse_reply_err(req, -err);
-}
-
 static void fwd_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -688,10 +652,6 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_FLOCK_LOCKS;
 	else
 		conn->want &= ~FUSE_CAP_FLOCK_LOCKS;
-	if (m->sharedstorage && (conn->capable & FUSE_CAP_POSIX_LOCKS))
-		conn->want |= FUSE_CAP_POSIX_LOCKS;
-	else
-		conn->want &= ~FUSE_CAP_POSIX_LOCKS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/*
@@ -743,8 +703,6 @@ const struct fuse_lowlevel_ops fwd_ops = {
 	.release = fwd_release,
 	.fsync = fwd_fsync,
 	.flock = fwd_flock,
-	.getlk = fwd_getlk,
-	.setlk = fwd_setlk,
 	.opendir = fwd_opendir,
 	.readdir = fwd_readdir,
 	.readdirplus = fwd_readdirplus,

@@ -198,7 +198,6 @@ static struct xnode *node_new(int fd, const struct stat *st)
 
 static void node_free(struct xnode *in)
 {
-	xm_locks_drop(in, false);
 	close(in->fd);
 	pthread_mutex_destroy(&in->meta_lock);
 	pthread_rwlock_destroy(&in->lock);

@@ -23,7 +23,6 @@
 #ifndef XTSFS_MOUNT_H
 #define XTSFS_MOUNT_H
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,9 +41,6 @@
 #include "xts.h"
 
 /* struct xnode - one lower object the kernel knows. */
-struct xhandle;
-struct xlock_owner; /* locks.c */
-
 struct xnode {
 	struct itable_node node;   /* first: (0, st_dev, st_ino), kernel refs */
 	int fd;                    /* O_PATH | O_NOFOLLOW of the lower object */
@@ -62,8 +58,6 @@ struct xnode {
 	off_t seen_size;           /* lower size as last seen or written */
 	unsigned handles;          /* open handles of ours; seen_lock */
 	struct xhandle *open;      /* those handles, a list; seen_lock */
-	struct xlock_owner *lk_owners; /* POSIX lock owners' lower
-					* descriptions (locks.c); seen_lock */
 	mode_t seen_mode;          /* lower mode, owner, likewise */
 	uid_t seen_uid;
 	gid_t seen_gid;
@@ -311,30 +305,6 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
  * flock into a lock on the server) exclude us. The caller waits.
  */
 int xm_flock(struct xhandle *h, int op);
-
-/*
- * xm_setlk() - F_SETLK of @fl for lock owner @owner on the lower file of
- * @h (-o sharedstorage; locks.c): an OFD lock on the owner's own lower
- * description, so that other owners and other mounts conflict. Never
- * waits. An unlock of the whole file (as close(2) sends) closes the
- * owner's description. Return: 0, -EAGAIN on a conflict, -errno.
- */
-int xm_setlk(struct xmount *m, struct xhandle *h, uint64_t owner,
-	     const struct flock *fl);
-
-/*
- * xm_getlk() - F_GETLK: the first lock of another owner (or another
- * mount) that conflicts with @fl, in @fl; l_type F_UNLCK if none. Its
- * l_pid is 0: the holder may be on another machine. Return: 0, -errno.
- */
-int xm_getlk(struct xmount *m, struct xhandle *h, uint64_t owner,
-	     struct flock *fl);
-
-/*
- * xm_locks_drop() - close every lock owner's description of @in (with
- * @idle_only, only while no handle of ours is open).
- */
-void xm_locks_drop(struct xnode *in, bool idle_only);
 
 /*
  * xm_flush() - what close(2) of the lower file would report now; with
