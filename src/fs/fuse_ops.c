@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <time.h>
@@ -373,8 +374,73 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct xhandle *h = handle_of(fi);
+	int err = xm_flush(mnt_of(req), h);
+
 	(void)ino;
-	fuse_reply_err(req, -xm_flush(mnt_of(req), handle_of(fi)));
+	/*
+	 * A close(2) by lock owner fi->lock_owner (the kernel sends one per
+	 * close): its record locks on the file go, after what it wrote is
+	 * synced, as on NFS, for the next holder to read.
+	 */
+	xm_lock_flush(mnt_of(req), h->in, fi->lock_owner);
+	fuse_reply_err(req, -err);
+}
+
+/*
+ * A wait for a record lock (lock_wait), answered by the core's waiting
+ * thread (xm_lock_wait), so that no session thread is held while it
+ * waits: a few threads, or one (-s), would otherwise stop the whole
+ * mount, the holder's own unlock included.
+ */
+struct lock_wait {
+	fuse_req_t req;
+	fuse_ino_t ino;
+};
+
+static bool lock_interrupted(void *arg)
+{
+	return fuse_req_interrupted(((struct lock_wait *)arg)->req);
+}
+
+/*
+ * A record lock was taken through @ino: drop the pages and attributes
+ * the kernel caches, so that reads under the lock see what the last
+ * holder wrote in another mount, as NFS does when it grants a lock.
+ * Not with the writeback cache: the kernel would write dirty pages back
+ * first, through a session thread that a request waiting here holds.
+ */
+static void lock_taken(struct fwd *f, fuse_ino_t ino)
+{
+	if (f->se && !f->m.writeback_on)
+		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, 0, 0);
+}
+
+static void lock_done(void *arg, int err)
+{
+	struct lock_wait *lw = arg;
+
+	if (!err)
+		lock_taken(fwd_of(lw->req), lw->ino);
+	fuse_reply_err(lw->req, -err);
+	free(lw);
+}
+
+/* Wait for @w (its handle, owner and lock set) for @req on @ino. */
+static void lock_wait(fuse_req_t req, fuse_ino_t ino, struct xm_lockwait *w)
+{
+	struct lock_wait *lw = malloc(sizeof(*lw));
+
+	if (!lw) {
+		fuse_reply_err(req, ENOLCK);
+		return;
+	}
+	lw->req = req;
+	lw->ino = ino;
+	w->interrupted = lock_interrupted;
+	w->done = lock_done;
+	w->arg = lw;
+	xm_lock_wait(mnt_of(req), w);
 }
 
 /*
@@ -401,11 +467,50 @@ static void fwd_flock(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * fcntl(2) record locks, with -o sharedstorage only (fwd_init_conn; else
+ * the kernel keeps them itself, local to the mount): taken on the lower
+ * file (locks.c), F_SETLKW waiting in the core's waiting thread.
+ */
+static void fwd_getlk(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi, struct flock *lock)
+{
+	int err = xm_getlk(mnt_of(req), handle_of(fi), fi->lock_owner, lock);
+
+	(void)ino;
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_lock(req, lock);
+}
+
+static void fwd_setlk(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi, struct flock *lock, int sleep)
+{
+	struct xm_lockwait w = { .h = handle_of(fi),
+				 .owner = fi->lock_owner, .lk = *lock };
+	int err;
+
+	if (sleep && lock->l_type != F_UNLCK) {
+		lock_wait(req, ino, &w);
+		return;
+	}
+	err = xm_setlk(mnt_of(req), handle_of(fi), fi->lock_owner, lock);
+	if (!err && lock->l_type != F_UNLCK)
+		lock_taken(fwd_of(req), ino);
+	fuse_reply_err(req, -err);
+}
+
 static void fwd_release(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	struct xhandle *h = handle_of(fi);
+
 	(void)ino;
-	xm_release(handle_of(fi));
+	if (fi->flush) /* the last close's flush, sent with the release */
+		xm_lock_flush(mnt_of(req), h->in, fi->lock_owner);
+	xm_lock_release(mnt_of(req), h);
+	xm_release(h);
 	fuse_reply_err(req, 0);
 }
 
@@ -652,6 +757,11 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_FLOCK_LOCKS;
 	else
 		conn->want &= ~FUSE_CAP_FLOCK_LOCKS;
+	/* fcntl record locks likewise (locks.c) */
+	if (m->sharedstorage && (conn->capable & FUSE_CAP_POSIX_LOCKS))
+		conn->want |= FUSE_CAP_POSIX_LOCKS;
+	else
+		conn->want &= ~FUSE_CAP_POSIX_LOCKS;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/*
@@ -680,8 +790,15 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 #endif
 }
 
+/* The session ends: waits for locks are answered while it still can be. */
+static void fwd_destroy(void *userdata)
+{
+	xm_locks_end(&((struct fwd *)userdata)->m);
+}
+
 const struct fuse_lowlevel_ops fwd_ops = {
 	.init = fwd_init_conn,
+	.destroy = fwd_destroy,
 	.lookup = fwd_lookup,
 	.forget = fwd_forget,
 	.forget_multi = fwd_forget_multi,
@@ -703,6 +820,8 @@ const struct fuse_lowlevel_ops fwd_ops = {
 	.release = fwd_release,
 	.fsync = fwd_fsync,
 	.flock = fwd_flock,
+	.getlk = fwd_getlk,
+	.setlk = fwd_setlk,
 	.opendir = fwd_opendir,
 	.readdir = fwd_readdir,
 	.readdirplus = fwd_readdirplus,

@@ -317,6 +317,7 @@ void xm_destroy(struct xmount *m)
 {
 	int err;
 
+	xm_locks_end(m); /* its owners hold lower descriptors of nodes */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
 	err = durable_stop(&m->durable);
 

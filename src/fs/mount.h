@@ -23,6 +23,7 @@
 #ifndef XTSFS_MOUNT_H
 #define XTSFS_MOUNT_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -96,6 +97,8 @@ struct xmount {
 	struct xnode *root;           /* the root, never in the table */
 	struct itable inodes;         /* every other node the kernel knows */
 	struct xm_reported *reported; /* damaged entries logged (mount.c) */
+	struct xlocks *locks;         /* record locks, made at the first
+				       * (locks.c) */
 };
 
 /*
@@ -327,6 +330,79 @@ int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
 
 /* xm_lseek() - SEEK_DATA or SEEK_HOLE. Return: the offset or -errno. */
 int64_t xm_lseek(struct xmount *m, struct xhandle *h, off_t off, int whence);
+
+/* ---- record locks on the lower file (locks.c) -------------------------- */
+
+/*
+ * With -o sharedstorage, fcntl(2) record locks (F_SETLK, F_SETLKW,
+ * F_GETLK and the F_OFD_* ones) are taken on the lower file, so that
+ * other mounts and other machines exclude us: one lower open file
+ * description per (node, lock owner @owner, the kernel's id of a
+ * process's file table or of an open file), the owner's locks OFD locks
+ * on it. Locks of an @lk: l_whence SEEK_SET, l_len 0 to the end.
+ */
+
+/*
+ * xm_setlk() - F_SETLK of @lk for @owner through open file @h, never
+ * waiting: -EAGAIN, the range is held by another owner (here or in
+ * another mount). @lk->l_pid: the caller's process (what xm_getlk()
+ * reports of this owner's locks).
+ */
+int xm_setlk(struct xmount *m, struct xhandle *h, uint64_t owner,
+	     const struct flock *lk);
+
+/*
+ * xm_getlk() - F_GETLK: a lock of another owner that conflicts with
+ * @lk into @lk, else l_type F_UNLCK. Its l_pid is the process that took
+ * it if it did through this mount, else 0 (another mount's or
+ * machine's, unknown).
+ */
+int xm_getlk(struct xmount *m, struct xhandle *h, uint64_t owner,
+	     struct flock *lk);
+
+/*
+ * struct xm_lockwait - a lock to wait for: F_SETLKW of @lk for @owner
+ * (@flock_op 0) or a blocking flock(2) @flock_op (LOCK_SH, LOCK_EX),
+ * through @h. @interrupted(@arg): whether to stop waiting; @done(@arg,
+ * err) is called once, with 0 or -errno (-EINTR: interrupted, or the
+ * mount ends), from any thread.
+ */
+struct xm_lockwait {
+	struct xhandle *h;
+	uint64_t owner;
+	struct flock lk;
+	int flock_op;
+	bool (*interrupted)(void *arg);
+	void (*done)(void *arg, int err);
+	void *arg;
+};
+
+/*
+ * xm_lock_wait() - get the lock of @w (copied), waiting without holding
+ * the caller: tried once now; if it is held, one thread of the mount
+ * tries again every 1 ms, backing off to every 10 ms, until it gets it
+ * or @w->interrupted().
+ */
+void xm_lock_wait(struct xmount *m, const struct xm_lockwait *w);
+
+/*
+ * xm_lock_flush() - @owner closed a descriptor of @in: its locks on @in
+ * go (POSIX: any close by the process releases them).
+ */
+void xm_lock_flush(struct xmount *m, struct xnode *in, uint64_t owner);
+
+/*
+ * xm_lock_release() - before xm_release(@h): the owners whose locks
+ * were taken only through @h lose them (an OFD lock's owner is the
+ * open file).
+ */
+void xm_lock_release(struct xmount *m, struct xhandle *h);
+
+/*
+ * xm_locks_end() - stop waiting (each wait ends with -EINTR), drop every
+ * lock. Before the session's end: waits are answered to it.
+ */
+void xm_locks_end(struct xmount *m);
 
 /* ---- extended attributes (xattrs.c) ------------------------------------ */
 
