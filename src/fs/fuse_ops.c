@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <time.h>
 
 /* xm_setattr() takes FUSE's bits as they are. */
 _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
@@ -388,14 +387,15 @@ static void fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /*
- * A wait for a record lock (lock_wait), answered by the core's waiting
- * thread (xm_lock_wait), so that no session thread is held while it
- * waits: a few threads, or one (-s), would otherwise stop the whole
- * mount, the holder's own unlock included.
+ * A wait for a lock (lock_wait), answered by the core's waiting thread
+ * (xm_lock_wait), so that no session thread is held while it waits: a
+ * few threads, or one (-s), would otherwise stop the whole mount, the
+ * holder's own unlock included.
  */
 struct lock_wait {
 	fuse_req_t req;
 	fuse_ino_t ino;
+	bool drop_cache;           /* a record lock taken: see lock_taken */
 };
 
 static bool lock_interrupted(void *arg)
@@ -420,13 +420,13 @@ static void lock_done(void *arg, int err)
 {
 	struct lock_wait *lw = arg;
 
-	if (!err)
+	if (!err && lw->drop_cache)
 		lock_taken(fwd_of(lw->req), lw->ino);
 	fuse_reply_err(lw->req, -err);
 	free(lw);
 }
 
-/* Wait for @w (its handle, owner and lock set) for @req on @ino. */
+/* Wait for @w (its owner, lock or flock op set) for @req on @ino. */
 static void lock_wait(fuse_req_t req, fuse_ino_t ino, struct xm_lockwait *w)
 {
 	struct lock_wait *lw = malloc(sizeof(*lw));
@@ -437,6 +437,7 @@ static void lock_wait(fuse_req_t req, fuse_ino_t ino, struct xm_lockwait *w)
 	}
 	lw->req = req;
 	lw->ino = ino;
+	lw->drop_cache = !w->flock_op;
 	w->interrupted = lock_interrupted;
 	w->done = lock_done;
 	w->arg = lw;
@@ -446,31 +447,25 @@ static void lock_wait(fuse_req_t req, fuse_ino_t ino, struct xm_lockwait *w)
 /*
  * flock(2), with -o sharedstorage only (fwd_init_conn; else the kernel
  * keeps flocks itself, local to the mount): taken on the lower file.
- * A blocking request is polled, so that a worker is not stuck forever
- * and a signal to the waiting process (FUSE_INTERRUPT) ends the wait.
+ * A blocking request waits in the core's waiting thread, and a signal
+ * to the waiting process (FUSE_INTERRUPT) ends the wait.
  */
 static void fwd_flock(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi, int op)
 {
-	const struct timespec pause = { 0, 10 * 1000 * 1000 };
-	int err;
+	struct xm_lockwait w = { .h = handle_of(fi), .flock_op = op };
 
-	(void)ino;
-	while ((err = xm_flock(handle_of(fi), op & ~LOCK_NB)) == -EWOULDBLOCK &&
-	       !(op & LOCK_NB)) {
-		if (fuse_req_interrupted(req)) {
-			err = -EINTR;
-			break;
-		}
-		nanosleep(&pause, NULL);
+	if ((op & LOCK_NB) || (op & (LOCK_SH | LOCK_EX)) == 0) {
+		fuse_reply_err(req, -xm_flock(handle_of(fi), op & ~LOCK_NB));
+		return;
 	}
-	fuse_reply_err(req, -err);
+	lock_wait(req, ino, &w);
 }
 
 /*
  * fcntl(2) record locks, with -o sharedstorage only (fwd_init_conn; else
  * the kernel keeps them itself, local to the mount): taken on the lower
- * file (locks.c), F_SETLKW waiting in the core's waiting thread.
+ * file (locks.c), F_SETLKW waiting as a blocking flock does.
  */
 static void fwd_getlk(fuse_req_t req, fuse_ino_t ino,
 		      struct fuse_file_info *fi, struct flock *lock)
