@@ -3,7 +3,7 @@
 # xtsfs on real network storage (issue 19 point 4), served on loopback by
 # tests/net/services.sh: a cipher directory on sshfs (a local sshd), on
 # GlusterFS (glusterd, one brick, two client mounts with an xtsfs mount
-# on each) and backed up with rclone to an SFTP remote (rclone serve).
+# on each; flock and POSIX locks exclusive across them) and backed up with rclone to an SFTP remote (rclone serve).
 # .ci/run starts the services and passes their state in $XTSFS_NET; run
 # by hand, this file starts and stops them itself.
 
@@ -189,7 +189,7 @@ poll() {
 # has FILE TEXT: FILE holds exactly TEXT (read anew at each poll)
 has() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 
-@test "GlusterFS, two clients, -o sharedstorage: writes, appends, renames, deletes and flock seen across; nothing lost" {
+@test "GlusterFS, two clients, -o sharedstorage: writes, appends, renames, deletes seen across, flock and POSIX locks exclusive; nothing lost" {
 	local sub
 	sub=$(basename "$T")
 	gluster_mount "$T/g1"
@@ -222,6 +222,17 @@ two"
 	[ "$status" -ne 0 ]
 	wait
 	run -0 flock -n "$T/b/dir/x" true
+	# POSIX record locks: exclusive across the two mounts too
+	local lt=$XTSFS_BUILD/tests/locktool
+	"$lt" "$T/a/dir/x" open:rw set:w:0:0 touch:"$T/held" await:"$T/release" >/dev/null &
+	local holder=$!
+	poll test -e "$T/held"
+	run -3 "$lt" "$T/b/dir/x" open:rw set:w:0:10
+	run -0 "$lt" "$T/b/dir/x" open:rw get:w:0:0
+	[[ $output == "w 0 0 "* ]]
+	touch "$T/release"
+	wait "$holder"
+	run -0 "$lt" "$T/b/dir/x" open:rw set:w:0:10
 	umount_vol "$T/a"
 	umount_vol "$T/b"
 	mount_vol "$T/g2/$sub/c" "$T/a"
