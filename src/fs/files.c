@@ -274,10 +274,13 @@ static int create_lower(const struct caller *who, struct xnode *dir,
 	struct stat st;
 
 	*made = fd >= 0;
-	/* GlusterFS makes files without the set-id bits asked for */
+	/*
+	 * GlusterFS makes files without the set-id bits asked for: put
+	 * back only those (the rest may come from a default ACL)
+	 */
 	if (fd >= 0 && (mode & 06000) && fstat(fd, &st) == 0 &&
-	    (st.st_mode & 07777) != (mode & 07777))
-		(void)fchmod(fd, mode & 07777);
+	    (mode & 06000 & ~st.st_mode))
+		(void)fchmod(fd, (st.st_mode & 07777) | (mode & 06000));
 	if (fd >= 0 || errno != EEXIST || (flags & O_EXCL))
 		return fd < 0 ? -errno : fd;
 	/*
