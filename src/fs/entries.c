@@ -14,6 +14,25 @@
 #include <unistd.h>
 
 /*
+ * Our own change of entry @ln in @dir is coming (@n events of its name):
+ * they are ours, not news for the kernel (notify.c).
+ */
+static void own_before(struct xmount *m, struct xnode *dir,
+		       const struct lname *ln, int n)
+{
+	notify_own(m, dir, ln->stored, n);
+}
+
+/* After own_before(): @err not 0, nothing happened. Return: @err. */
+static int own_after(struct xmount *m, struct xnode *dir,
+		     const struct lname *ln, int n, int err)
+{
+	if (err)
+		notify_own(m, dir, ln->stored, -n);
+	return err;
+}
+
+/*
  * The end of every create: give the new object @ln in @dir (made with
  * @mode) to @who and look it up into *@out; if the lookup fails (out of
  * descriptors or memory), remove the object nobody was told of.
@@ -38,9 +57,13 @@ int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = mkdir_in(m, dir, &ln, create_mode(m, who, dir->fd, mode),
-			       name);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				mkdir_in(m, dir, &ln,
+					 create_mode(m, who, dir->fd, mode),
+					 name));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFDIR | mode, out, st);
 	return err;
@@ -54,9 +77,13 @@ int xm_mknod(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_mknod(&m->dops, dir->fd, &ln,
-				   create_mode(m, who, dir->fd, mode), rdev);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_mknod(&m->dops, dir->fd, &ln,
+					     create_mode(m, who, dir->fd, mode),
+					     rdev));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, mode, out, st);
 	return err;
@@ -70,8 +97,11 @@ int xm_symlink(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_symlink(&m->dops, dir->fd, &ln, target);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_symlink(&m->dops, dir->fd, &ln, target));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFLNK, out, st);
 	return err;
@@ -84,8 +114,11 @@ int xm_link(struct xmount *m, struct xnode *in, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_link(&m->dops, in->fd, dir->fd, &ln);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_link(&m->dops, in->fd, dir->fd, &ln));
+	}
 	if (!err) {
 		err = xm_lookup_stored(m, dir, ln.stored, 0, out, st);
 		if (err)
@@ -106,8 +139,10 @@ static int remove_entry(struct xmount *m, const struct caller *who,
 		err = caller_may_delete(who, dir->fd, ln.stored);
 	if (err)
 		return err;
-	return is_dir ? dirops_rmdir(&m->dops, dir->fd, &ln) :
-	       dirops_unlink(&m->dops, dir->fd, &ln);
+	own_before(m, dir, &ln, 1);
+	return own_after(m, dir, &ln, 1,
+			 is_dir ? dirops_rmdir(&m->dops, dir->fd, &ln) :
+			 dirops_unlink(&m->dops, dir->fd, &ln));
 }
 
 /* see mount.h */
@@ -153,8 +188,16 @@ int xm_rename(struct xmount *m, const struct caller *who, struct xnode *d1,
 		err = caller_may_delete(who, d1->fd, l1.stored);
 	if (!err && !(flags & RENAME_NOREPLACE))
 		err = caller_may_delete(who, d2->fd, l2.stored);
-	if (!err)
+	if (!err) {
+		/* an exchange moves each name twice: both ways */
+		int k = flags & RENAME_EXCHANGE ? 2 : 1;
+
+		own_before(m, d1, &l1, k);
+		own_before(m, d2, &l2, k);
 		err = dirops_rename(&m->dops, d1->fd, &l1, d2->fd, &l2, flags);
+		(void)own_after(m, d1, &l1, k, err);
+		(void)own_after(m, d2, &l2, k, err);
+	}
 	if (!err && (flags & RENAME_WHITEOUT))
 		own_by_caller(who, d1->fd, l1.stored, S_IFCHR); /* as ext4 */
 	return err;

@@ -218,6 +218,12 @@ static struct xnode *node_ref(struct xmount *m, dev_t dev, ino_t ino)
 	return n ? xnode_of(n) : NULL;
 }
 
+/* see mount_int.h */
+struct xnode *node_find(struct xmount *m, dev_t dev, ino_t ino)
+{
+	return node_ref(m, dev, ino);
+}
+
 /* One more reference to @in, which the caller holds one on already. */
 void node_hold(struct xmount *m, struct xnode *in)
 {
@@ -240,14 +246,18 @@ static struct xnode *node_get(struct xmount *m, int fd, const struct stat *st)
 	got = xnode_of(itable_insert(&m->inodes, &in->node));
 	if (got != in)
 		node_free(in); /* closes fd: the table had this object */
+	else
+		notify_watch(m, in); /* a directory the kernel now knows */
 	return got;
 }
 
 /* see mount.h */
 void xm_forget(struct xmount *m, struct xnode *in, uint64_t n)
 {
-	if (in != m->root && itable_forget(&m->inodes, &in->node, n))
+	if (in != m->root && itable_forget(&m->inodes, &in->node, n)) {
+		notify_unwatch(m, in);
 		node_free(in);
+	}
 }
 
 static void prefetch_dirid(void *ctx, void *item);
@@ -317,7 +327,9 @@ void xm_destroy(struct xmount *m)
 {
 	int err;
 
+	xm_notify_stop(m); /* it holds nodes while it works */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
+	notify_free(m);
 	err = durable_stop(&m->durable);
 
 	if (err)
