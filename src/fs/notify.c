@@ -407,7 +407,10 @@ static bool must_tell(struct xnode *in, const struct stat *st, off_t psize,
 	     in->told_mode == st->st_mode && in->told_uid == st->st_uid &&
 	     in->told_gid == st->st_gid && (!reg || in->told_size == psize)))
 		return false;
-	*pages = reg && !seen_same;
+	/* the contents moved since the kernel last heard: its pages too */
+	*pages = reg && !seen_same &&
+		 (!ts_eq(&in->told_mtime, &st->st_mtim) ||
+		  in->told_size != psize);
 	in->told_mtime = st->st_mtim;
 	in->told_mode = st->st_mode;
 	in->told_uid = st->st_uid;
