@@ -287,18 +287,35 @@ int xm_setattr(struct xmount *m, const struct caller *who, struct xnode *in,
 		    (valid & (XM_SET_SIZE | XM_SET_UID | XM_SET_GID)) &&
 		    fstatat(in->fd, "", &before, AT_EMPTY_PATH) == 0;
 	/*
+	 * Under the content lock, so that the change notifier (notify.c),
+	 * which compares under it, never sees this change half recorded
+	 * and takes it for one made beside us (a size change takes the
+	 * lock itself, in file_truncate()).
+	 */
+	bool lock = !(valid & XM_SET_SIZE);
+	bool known;
+	int err;
+
+	if (lock)
+		pthread_rwlock_wrlock(&in->lock);
+	/*
 	 * A change of ours: if the lower file was as last seen, record it
 	 * as it is after, so that the next open keeps the kernel's pages
 	 * (rsync sets times after writing every file); if it was not,
 	 * someone changed it behind our back first: the next open must not.
 	 */
-	bool known = in->type == S_IFREG && seen_check(in, in->fd, true, 0);
-	int err = do_setattr(m, in, attr, valid, h);
-
+	known = in->type == S_IFREG && seen_check(in, in->fd, true, 0);
+	err = do_setattr(m, in, attr, valid, h);
 	if (known)
 		(void)seen_check(in, in->fd, false, 0);
 	else if (in->type == S_IFREG)
 		seen_forget(in);
+	/* others: what the reply will tell the kernel, told already */
+	if (in->type != S_IFREG && !err &&
+	    fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+		xm_told(in, st);
+	if (lock)
+		pthread_rwlock_unlock(&in->lock);
 	/* by the group the file had before a chown (kill_priv) */
 	if (!err && kill && fstatat(in->fd, "", st, AT_EMPTY_PATH) == 0)
 		(void)kill_priv(who, in, st->st_mode, before.st_gid);

@@ -422,28 +422,25 @@ static bool must_tell(struct xnode *in, const struct stat *st, off_t psize,
 /* Tell the kernel of @in's attributes if they changed beside us. */
 static void node_check(struct xm_notify *n, struct xnode *in)
 {
-	bool reg = in->type == S_IFREG, pages = false, tell;
+	bool pages = false, tell = false;
 	struct stat st;
-	off_t psize = 0;
-	int rc;
 
-	/* a write of ours in progress finishes (and is recorded) first */
-	if (reg)
-		pthread_rwlock_rdlock(&in->lock);
-	rc = fstatat(in->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-	if (reg) {
-		pthread_rwlock_unlock(&in->lock);
-		if (!rc) {
-			int64_t ps = content_plain_size((uint64_t)st.st_size);
+	/*
+	 * Under the content lock: a change of ours in progress (a write, a
+	 * truncate, a setattr) finishes and is recorded first, and none
+	 * starts before the records are compared with the lower state.
+	 */
+	pthread_rwlock_rdlock(&in->lock);
+	if (fstatat(in->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_nlink > 0) { /* a removed object: its name's event tells */
+		int64_t ps = S_ISREG(st.st_mode) ?
+			     content_plain_size((uint64_t)st.st_size) : 0;
 
-			psize = ps < 0 ? 0 : ps;
-		}
+		pthread_mutex_lock(&in->seen_lock);
+		tell = must_tell(in, &st, ps < 0 ? 0 : ps, &pages);
+		pthread_mutex_unlock(&in->seen_lock);
 	}
-	if (rc)
-		return;
-	pthread_mutex_lock(&in->seen_lock);
-	tell = must_tell(in, &st, psize, &pages);
-	pthread_mutex_unlock(&in->seen_lock);
+	pthread_rwlock_unlock(&in->lock);
 	if (tell) {
 		atomic_fetch_add(&n->inodes, 1);
 		n->cb->inval_inode(n->arg, in, pages);
@@ -563,12 +560,13 @@ static void batch_run(struct xm_notify *n)
 		if (!dir)
 			continue;
 		if (!b->name[0]) {
-			if (b->mask & IN_DELETE_SELF) {
-				atomic_fetch_add(&n->inodes, 1);
-				n->cb->inval_inode(n->arg, dir, true);
-			} else if (b->mask & IN_ATTRIB) {
+			/*
+			 * The directory itself. Removed or moved: the event
+			 * of its name in its parent's watch tells the kernel
+			 * (the watch goes with IN_IGNORED).
+			 */
+			if (b->mask & IN_ATTRIB)
 				node_check(n, dir);
-			}
 		} else {
 			if (b->mask & WATCH_ENTRY)
 				entry_changed(n, dir, b->name);
