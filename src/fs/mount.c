@@ -435,8 +435,11 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int err = dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
 
-	return dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
+	if (!err && ln->is_long)
+		notify_long_name(m, dir, ln->stored, name);
+	return err;
 }
 
 /* see mount_int.h */
@@ -455,9 +458,12 @@ int name_find(struct xmount *m, struct xnode *dir, const char *name,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int err = dirops_name_find(&m->dops, dir->fd, &id, dir == m->root,
+				   name, ln);
 
-	return dirops_name_find(&m->dops, dir->fd, &id, dir == m->root, name,
-				ln);
+	if (!err && ln->is_long)
+		notify_long_name(m, dir, ln->stored, name);
+	return err;
 }
 
 /* see mount_int.h */
@@ -489,9 +495,12 @@ int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int rc = dirops_name_dec(&m->dops, dir->fd, &id, dir == m->root,
+				 lower, out);
 
-	return dirops_name_dec(&m->dops, dir->fd, &id, dir == m->root, lower,
-			       out);
+	if (!rc && names_is_long(lower))
+		notify_long_name(m, dir, lower, out); /* a listing shows it */
+	return rc;
 }
 
 /* ---- attributes ---------------------------------------------------------- */

@@ -88,6 +88,14 @@ void notify_unwatch(struct xmount *m, struct xnode *dir);
 void notify_own(struct xmount *m, struct xnode *dir, const char *stored,
 		int n);
 
+/*
+ * notify_long_name() - the kernel may learn @plain, the plaintext of long
+ * stored name @stored in @dir: remembered for when the entry and its
+ * sidecar are removed beside the mount.
+ */
+void notify_long_name(struct xmount *m, struct xnode *dir, const char *stored,
+		      const char *plain);
+
 /* notify_free() - free what xm_notify_start() made (xm_destroy). */
 void notify_free(struct xmount *m);
 

@@ -67,6 +67,7 @@
 #define WD_BUCKETS 4096  /* watch table, chained; a power of two */
 #define OWN_BUCKETS 1024 /* own names: buckets of OWN_WAYS; power of two */
 #define OWN_WAYS 4
+#define LONG_SLOTS 256   /* long names remembered; a power of two */
 #define BATCH_MAX 1024   /* distinct (directory, name) per batch */
 #define BATCH_SLOTS 2048 /* its hash, a power of two above BATCH_MAX */
 
@@ -85,6 +86,17 @@ struct own_ent {
 	uint64_t hash;     /* of the lower name */
 	int64_t at_ms;     /* when noted (monotonic) */
 	int n;             /* events still expected */
+};
+
+/*
+ * struct long_ent - the plaintext of a long name (FORMAT 4.3) the kernel
+ * may cache: once the entry and its sidecar are removed beside us, it
+ * can be had nowhere else.
+ */
+struct long_ent {
+	uint64_t dev, ino; /* the directory */
+	uint64_t hash;     /* of the stored name */
+	char plain[256];
 };
 
 /* struct bev - what a batch holds for one (directory, name). */
@@ -109,6 +121,7 @@ struct xm_notify {
 	bool limit_logged;
 	struct wd_ent *wd[WD_BUCKETS];
 	struct own_ent own[OWN_BUCKETS][OWN_WAYS];
+	struct long_ent longs[LONG_SLOTS];
 	/* the thread's alone */
 	bool overflow;
 	size_t nb;
@@ -361,6 +374,45 @@ static void own_clear(struct xm_notify *n)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/* ---- long names -------------------------------------------------------- */
+
+/* see mount_int.h */
+void notify_long_name(struct xmount *m, struct xnode *dir, const char *stored,
+		      const char *plain)
+{
+	struct xm_notify *n = m->notify;
+	uint64_t h;
+	struct long_ent *e;
+
+	if (!n || !n->running)
+		return;
+	h = name_hash(stored);
+	e = &n->longs[(h ^ dir->node.k2) & (LONG_SLOTS - 1)];
+	pthread_mutex_lock(&n->lock);
+	e->dev = dir->node.k1;
+	e->ino = dir->node.k2;
+	e->hash = h;
+	snprintf(e->plain, sizeof(e->plain), "%s", plain);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* The plaintext of long name @stored of @dir, if remembered, into @out. */
+static bool long_find(struct xm_notify *n, struct xnode *dir,
+		      const char *stored, char out[256])
+{
+	uint64_t h = name_hash(stored);
+	struct long_ent *e = &n->longs[(h ^ dir->node.k2) & (LONG_SLOTS - 1)];
+	bool found;
+
+	pthread_mutex_lock(&n->lock);
+	found = e->hash == h && e->dev == dir->node.k1 &&
+		e->ino == dir->node.k2 && e->plain[0];
+	if (found)
+		memcpy(out, e->plain, sizeof(e->plain));
+	pthread_mutex_unlock(&n->lock);
+	return found;
+}
+
 /* ---- what changed ------------------------------------------------------ */
 
 /* see mount.h */
@@ -456,14 +508,16 @@ static void entry_changed(struct xm_notify *n, struct xnode *dir,
 
 	if (rc == 1)
 		return; /* ours: a dirid, a sidecar, the header */
-	if (rc < 0) {
-		/*
-		 * A long name whose sidecar is gone with it: its plaintext
-		 * is not known any more. The directory's attributes and
-		 * listing at least; an open of the stale entry is still
-		 * refused (ESTALE) and looked up again. Anything else that
-		 * does not decrypt was never shown.
-		 */
+	/*
+	 * A long name whose sidecar went with it: its plaintext as the
+	 * kernel learnt it, if remembered; else the directory's attributes
+	 * and listing at least (an open of the stale entry is still refused,
+	 * ESTALE, and looked up again). Any other name that does not
+	 * decrypt was never shown.
+	 */
+	if (rc < 0 && names_is_long(name) && long_find(n, dir, name, plain)) {
+		rc = 0;
+	} else if (rc < 0) {
 		if (names_is_long(name)) {
 			atomic_fetch_add(&n->inodes, 1);
 			n->cb->inval_inode(n->arg, dir, true);

@@ -430,6 +430,34 @@ scenario_13() {
 	scenario_13
 }
 
+# a long name (stored with a sidecar, FORMAT 4.3) removed and renamed in A
+scenario_14() {
+	local l k
+	l=$(printf 'l%.0s' $(seq 1 200))
+	k=$(printf 'k%.0s' $(seq 1 200))
+	echo x >"$A/$l"
+	echo y >"$A/$k"
+	warm "$B/$l" x
+	warm "$B/$k" y
+	rm "$A/$l"
+	stat_converge "long name removed, stat" no_stat "$B/$l"
+	mv "$A/$k" "$A/short"
+	stat_converge "long name renamed, old name, stat" no_stat "$B/$k"
+	converge "long name renamed, new name" cat_is "$B/short" y
+}
+@test "default: a long name removed and renamed in A: B's stat" {
+	mounts default
+	scenario_14
+}
+@test "nonotify: a long name removed and renamed in A: B's stat" {
+	mounts nonotify
+	scenario_14
+}
+@test "sharedstorage: a long name removed and renamed in A: B's stat" {
+	mounts sharedstorage
+	scenario_14
+}
+
 # daemon_of MNT: the pid of the daemon serving MNT.
 daemon_of() {
 	local p

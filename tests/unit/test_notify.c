@@ -175,6 +175,37 @@ static void beside(struct xnode *g)
 	      s.inodes, s.entries);
 }
 
+/*
+ * A long name (FORMAT 4.3) removed beside the core, its sidecar with it:
+ * told by the plaintext the kernel knew.
+ */
+static void long_gone(void)
+{
+	char name[201], p[512];
+	struct xnode *in;
+	struct lname ln;
+	struct said s;
+
+	memset(name, 'L', 200);
+	name[200] = '\0';
+	in = own_file(name, "long");
+	CHECK(xm_stored_name(&M, M.root, name, &ln) == 0 && ln.is_long,
+	      "a long stored name");
+	s = take();
+	CHECK(s.inodes == 0 && s.entries == 0, "own long file: %d, %d",
+	      s.inodes, s.entries);
+	snprintf(p, sizeof(p), "%s/%s", top, ln.stored);
+	CHECK(unlink(p) == 0, "unlink the long entry beside");
+	snprintf(p, sizeof(p), "%s/%s.name", top, ln.stored);
+	CHECK(unlink(p) == 0, "and its sidecar");
+	s = take();
+	CHECK(s.entries == 1 && !strcmp(s.last_name, name),
+	      "long name removed beside: %d entries, %.20s...", s.entries,
+	      s.last_name);
+	if (in)
+		xm_forget(&M, in, 1);
+}
+
 /* What the kernel never saw is nothing to tell of. */
 static void untold(void)
 {
@@ -248,6 +279,7 @@ int main(void)
 	if (g)
 		beside(g);
 	untold();
+	long_gone();
 	xm_notify_stats(&M, &st);
 	CHECK(st.events > 0 && st.own > 0 && st.overflows == 0,
 	      "stats: %llu events, %llu own, %llu overflows", st.events,
