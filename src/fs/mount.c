@@ -329,7 +329,6 @@ void xm_destroy(struct xmount *m)
 
 	xm_notify_stop(m); /* it holds nodes while it works */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
-	notify_free(m);
 	err = durable_stop(&m->durable);
 
 	if (err)
@@ -339,6 +338,13 @@ void xm_destroy(struct xmount *m)
 	if (m->root)
 		node_free(m->root); /* closes root_fd */
 	m->root = NULL;
+	/*
+	 * Last: closing the inotify instance waits for the kernel to free
+	 * every watch (an RCU grace period), and until our descriptors of
+	 * the cipher directory are closed the daemon still looks in use
+	 * (xtsfs-fsck right after an unmount).
+	 */
+	notify_free(m);
 	if (m->reported)
 		pthread_mutex_destroy(&m->reported->lock);
 	free(m->reported);
