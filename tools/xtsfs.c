@@ -107,7 +107,12 @@ static const struct cli cli = {
 "                          filesystem, two machines): close-to-open as NFS,\n"
 "                          every open rereads attributes and pages, every\n"
 "                          close syncs what was written, flock and fcntl\n"
-"                          locks are taken on the lower file too;\n"
+"                          locks are taken on the lower file too; nonotify:\n"
+"                          no change notification (by default the lower\n"
+"                          directories are watched with inotify, so a\n"
+"                          change made beside the mount, by another mount\n"
+"                          or a sync tool, shows in a stat at once, not\n"
+"                          only at the next open or after the timeouts);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -138,6 +143,7 @@ struct opts {
 	int writeback;         /* -o writeback (an int: fuse_opt sets it) */
 	int acl;               /* -o acl: POSIX ACLs (fuse_opt sets it) */
 	int sharedstorage;     /* -o sharedstorage (fuse_opt sets it) */
+	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
 	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
@@ -248,6 +254,8 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("acl", acl, 1),
 	OPT_FLAG("noacl", acl, 0),
 	OPT_FLAG("sharedstorage", sharedstorage, 1),
+	OPT_FLAG("notify", notify, 1),
+	OPT_FLAG("nonotify", notify, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -800,7 +808,18 @@ static int serve(struct opts *o, int report_fd)
 		goto out;
 	xm_log(&fs.m, LOG_INFO, "mounted %s (cipher core %s%s)", o->cipherdir,
 		be->name, fs.m.names ? "" : ", plaintext names");
+	/*
+	 * Change notification, before the first request: its thread tells
+	 * the kernel through the session, so it stops before the session
+	 * goes away.
+	 */
+	rc = o->notify ? xm_notify_start(&fs.m, &fwd_notify_cb, &fs) : 0;
+	if (rc)
+		xm_log(&fs.m, LOG_WARNING, "no change notification (inotify: "
+		       "%s): changes made beside the mount show at the next "
+		       "open, or after the timeouts", strerror(-rc));
 	ret = serve_loop(o, se);
+	xm_notify_stop(&fs.m);
 	xm_log(&fs.m, LOG_INFO, "unmounted");
 out:
 	if (se)
@@ -822,6 +841,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.read_ahead_kb = READ_AHEAD_KB,
+		.notify = 1,
 		.attr_timeout = -1,
 		.entry_timeout = -1,
 	};

@@ -15,6 +15,25 @@
 #include <unistd.h>
 
 /*
+ * Our own change of entry @ln in @dir is coming (@n events of its name):
+ * they are ours, not news for the kernel (notify.c).
+ */
+static void own_before(struct xmount *m, struct xnode *dir,
+		       const struct lname *ln, int n)
+{
+	notify_own(m, dir, ln->stored, n);
+}
+
+/* After own_before(): @err not 0, nothing happened. Return: @err. */
+static int own_after(struct xmount *m, struct xnode *dir,
+		     const struct lname *ln, int n, int err)
+{
+	if (err)
+		notify_own(m, dir, ln->stored, -n);
+	return err;
+}
+
+/*
  * The end of every create: give the new object @ln in @dir (made with
  * @mode) to @who and look it up into *@out; if the lookup fails (out of
  * descriptors or memory), remove the object nobody was told of.
@@ -39,9 +58,13 @@ int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = mkdir_in(m, dir, &ln, create_mode(m, who, dir->fd, mode),
-			       name);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				mkdir_in(m, dir, &ln,
+					 create_mode(m, who, dir->fd, mode),
+					 name));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFDIR | mode, out, st);
 	return err;
@@ -55,9 +78,13 @@ int xm_mknod(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_mknod(&m->dops, dir->fd, &ln,
-				   create_mode(m, who, dir->fd, mode), rdev);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_mknod(&m->dops, dir->fd, &ln,
+					     create_mode(m, who, dir->fd, mode),
+					     rdev));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, mode, out, st);
 	return err;
@@ -71,8 +98,11 @@ int xm_symlink(struct xmount *m, const struct caller *who, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_symlink(&m->dops, dir->fd, &ln, target);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_symlink(&m->dops, dir->fd, &ln, target));
+	}
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFLNK, out, st);
 	return err;
@@ -85,8 +115,11 @@ int xm_link(struct xmount *m, struct xnode *in, struct xnode *dir,
 	struct lname ln;
 	int err = name_enc(m, dir, name, &ln);
 
-	if (!err)
-		err = dirops_link(&m->dops, in->fd, dir->fd, &ln);
+	if (!err) {
+		own_before(m, dir, &ln, 1);
+		err = own_after(m, dir, &ln, 1,
+				dirops_link(&m->dops, in->fd, dir->fd, &ln));
+	}
 	if (!err) {
 		err = xm_lookup_stored(m, dir, ln.stored, 0, out, st);
 		/*
@@ -125,8 +158,10 @@ static int remove_entry(struct xmount *m, const struct caller *who,
 		err = caller_may_delete(who, dir->fd, ln.stored);
 	if (err)
 		return err;
-	return is_dir ? dirops_rmdir(&m->dops, dir->fd, &ln) :
-	       dirops_unlink(&m->dops, dir->fd, &ln);
+	own_before(m, dir, &ln, 1);
+	return own_after(m, dir, &ln, 1,
+			 is_dir ? dirops_rmdir(&m->dops, dir->fd, &ln) :
+			 dirops_unlink(&m->dops, dir->fd, &ln));
 }
 
 /* see mount.h */
@@ -172,8 +207,16 @@ int xm_rename(struct xmount *m, const struct caller *who, struct xnode *d1,
 		err = caller_may_delete(who, d1->fd, l1.stored);
 	if (!err && !(flags & RENAME_NOREPLACE))
 		err = caller_may_delete(who, d2->fd, l2.stored);
-	if (!err)
+	if (!err) {
+		/* an exchange moves each name twice: both ways */
+		int k = flags & RENAME_EXCHANGE ? 2 : 1;
+
+		own_before(m, d1, &l1, k);
+		own_before(m, d2, &l2, k);
 		err = dirops_rename(&m->dops, d1->fd, &l1, d2->fd, &l2, flags);
+		(void)own_after(m, d1, &l1, k, err);
+		(void)own_after(m, d2, &l2, k, err);
+	}
 	if (!err && (flags & RENAME_WHITEOUT))
 		own_by_caller(who, d1->fd, l1.stored, S_IFCHR); /* as ext4 */
 	return err;
@@ -263,18 +306,35 @@ int xm_setattr(struct xmount *m, const struct caller *who, struct xnode *in,
 		    (valid & (XM_SET_SIZE | XM_SET_UID | XM_SET_GID)) &&
 		    fstatat(in->fd, "", &before, AT_EMPTY_PATH) == 0;
 	/*
+	 * Under the content lock, so that the change notifier (notify.c),
+	 * which compares under it, never sees this change half recorded
+	 * and takes it for one made beside us (a size change takes the
+	 * lock itself, in file_truncate()).
+	 */
+	bool lock = !(valid & XM_SET_SIZE);
+	bool known;
+	int err;
+
+	if (lock)
+		pthread_rwlock_wrlock(&in->lock);
+	/*
 	 * A change of ours: if the lower file was as last seen, record it
 	 * as it is after, so that the next open keeps the kernel's pages
 	 * (rsync sets times after writing every file); if it was not,
 	 * someone changed it behind our back first: the next open must not.
 	 */
-	bool known = in->type == S_IFREG && seen_check(in, in->fd, true, 0);
-	int err = do_setattr(m, in, attr, valid, h);
-
+	known = in->type == S_IFREG && seen_check(in, in->fd, true, 0);
+	err = do_setattr(m, in, attr, valid, h);
 	if (known)
 		(void)seen_check(in, in->fd, false, 0);
 	else if (in->type == S_IFREG)
 		seen_forget(in);
+	/* others: what the reply will tell the kernel, told already */
+	if (in->type != S_IFREG && !err &&
+	    fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+		xm_told(in, st);
+	if (lock)
+		pthread_rwlock_unlock(&in->lock);
 	/* by the group the file had before a chown (kill_priv) */
 	if (!err && kill && fstatat(in->fd, "", st, AT_EMPTY_PATH) == 0)
 		(void)kill_priv(who, in, st->st_mode, before.st_gid);

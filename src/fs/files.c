@@ -312,8 +312,11 @@ int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
 		err = dirops_sidecar_make(&m->dops, dir->fd, &ln);
 	if (err)
 		return err;
+	notify_own(m, dir, ln.stored, 1); /* its event is ours */
 	fd = create_lower(who, dir, &ln, create_mode(m, who, dir->fd, mode),
 			  flags, &made);
+	if (!made)
+		notify_own(m, dir, ln.stored, -1); /* none: it was there */
 	if (fd < 0) {
 		if (fd != -EEXIST)
 			dirops_sidecar_drop(dir->fd, &ln);

@@ -95,6 +95,7 @@ static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 		return;
 	}
 	fill_entry(&e, mnt_of(req), in, st);
+	xm_told(in, st);
 	fuse_reply_entry(req, &e);
 }
 
@@ -139,32 +140,37 @@ static void fwd_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-static void reply_attr(fuse_req_t req, int err, const struct stat *st)
+static void reply_attr(fuse_req_t req, struct xnode *in, int err,
+		       const struct stat *st)
 {
-	if (err)
+	if (err) {
 		fuse_reply_err(req, -err);
-	else
-		fuse_reply_attr(req, st, mnt_of(req)->attr_timeout);
+		return;
+	}
+	xm_told(in, st);
+	fuse_reply_attr(req, st, mnt_of(req)->attr_timeout);
 }
 
 static void fwd_getattr(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	struct xnode *in = node_of(req, ino);
 	struct stat st;
 
 	(void)fi;
-	reply_attr(req, xm_getattr(mnt_of(req), node_of(req, ino), &st), &st);
+	reply_attr(req, in, xm_getattr(mnt_of(req), in, &st), &st);
 }
 
 static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			int valid, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
+	struct xnode *in = node_of(req, ino);
 	struct stat st;
-	int err = xm_setattr(mnt_of(req), &who, node_of(req, ino), attr, valid,
+	int err = xm_setattr(mnt_of(req), &who, in, attr, valid,
 			     fi ? handle_of(fi) : NULL, &st);
 
-	reply_attr(req, err, &st);
+	reply_attr(req, in, err, &st);
 }
 
 static void fwd_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -338,6 +344,7 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	fill_entry(&e, m, in, &st);
+	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
 	fuse_reply_create(req, &e, fi);
 }
@@ -607,10 +614,12 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 		fill_entry(&e, m, in, &st);
 	}
 	need = fuse_add_direntry_plus(req, p, rem, de->name, &e, de->next);
-	if (in && need > rem)
+	if (in && need > rem) {
 		xm_forget(m, in, 1);
-	else if (in)
+	} else if (in) {
+		xm_told(in, &st);
 		xm_prefetch_dir(m, in); /* a walk of the tree will open it */
+	}
 	return need;
 }
 
@@ -721,6 +730,45 @@ static void fwd_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	fuse_reply_err(req, -xm_removexattr(mnt_of(req), node_of(req, ino),
 					    name));
 }
+
+/* ---- change notification (notify.c) -------------------------------------- */
+
+/*
+ * The notifier's words to the kernel, from its own thread with no lock
+ * held (never from a request handler: the kernel may hold the inode's
+ * lock while it waits for our reply). Neither takes an inode lock but
+ * inval_entry (the directory's, which a request in flight may hold
+ * until we reply: the notifier waits, the handlers do not wait for it).
+ */
+static fuse_ino_t ino_of(struct fwd *f, struct xnode *in)
+{
+	return in == f->m.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+}
+
+static void notify_inode(void *arg, struct xnode *in, bool pages)
+{
+	struct fwd *f = arg;
+
+	/* a negative offset: the attributes only, the pages stay */
+	if (f->se)
+		(void)fuse_lowlevel_notify_inval_inode(f->se, ino_of(f, in),
+						       pages ? 0 : -1, 0);
+}
+
+static void notify_entry(void *arg, struct xnode *dir, const char *name,
+			 size_t len)
+{
+	struct fwd *f = arg;
+
+	if (f->se)
+		(void)fuse_lowlevel_notify_inval_entry(f->se, ino_of(f, dir),
+						       name, len);
+}
+
+const struct xm_notify_cb fwd_notify_cb = {
+	.inval_inode = notify_inode,
+	.inval_entry = notify_entry,
+};
 
 /* ---- session ------------------------------------------------------------ */
 

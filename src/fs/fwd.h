@@ -20,4 +20,10 @@ struct fwd {
 /* The low-level operations; userdata is the struct fwd. */
 extern const struct fuse_lowlevel_ops fwd_ops;
 
+/*
+ * What the change notifier (xm_notify_start(), with the struct fwd as
+ * its argument) tells the kernel through the session.
+ */
+extern const struct xm_notify_cb fwd_notify_cb;
+
 #endif /* XTSFS_FWD_H */

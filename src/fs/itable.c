@@ -173,3 +173,19 @@ size_t itable_count(struct itable *t)
 	pthread_mutex_unlock(&t->lock);
 	return c;
 }
+
+/* see itable.h */
+size_t itable_snapshot(struct itable *t, struct itable_node **out, size_t max)
+{
+	size_t got = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->size && got < max; i++)
+		for (struct itable_node *n = t->bucket[i]; n && got < max;
+		     n = n->next) {
+			n->nlookup++;
+			out[got++] = n;
+		}
+	pthread_mutex_unlock(&t->lock);
+	return got;
+}

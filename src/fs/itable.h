@@ -77,6 +77,13 @@ struct itable_node *itable_insert(struct itable *t, struct itable_node *n);
  */
 bool itable_forget(struct itable *t, struct itable_node *n, uint64_t count);
 
+/*
+ * itable_snapshot() - up to @max of the nodes in @t into @out, each with
+ * one more reference (the caller drops them). Return: how many.
+ */
+size_t itable_snapshot(struct itable *t, struct itable_node **out,
+		       size_t max);
+
 /* itable_count() - the number of nodes in @t (a snapshot). */
 size_t itable_count(struct itable *t);
 

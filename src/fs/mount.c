@@ -218,6 +218,12 @@ static struct xnode *node_ref(struct xmount *m, dev_t dev, ino_t ino)
 	return n ? xnode_of(n) : NULL;
 }
 
+/* see mount_int.h */
+struct xnode *node_find(struct xmount *m, dev_t dev, ino_t ino)
+{
+	return node_ref(m, dev, ino);
+}
+
 /* One more reference to @in, which the caller holds one on already. */
 void node_hold(struct xmount *m, struct xnode *in)
 {
@@ -240,14 +246,18 @@ static struct xnode *node_get(struct xmount *m, int fd, const struct stat *st)
 	got = xnode_of(itable_insert(&m->inodes, &in->node));
 	if (got != in)
 		node_free(in); /* closes fd: the table had this object */
+	else
+		notify_watch(m, in); /* a directory the kernel now knows */
 	return got;
 }
 
 /* see mount.h */
 void xm_forget(struct xmount *m, struct xnode *in, uint64_t n)
 {
-	if (in != m->root && itable_forget(&m->inodes, &in->node, n))
+	if (in != m->root && itable_forget(&m->inodes, &in->node, n)) {
+		notify_unwatch(m, in);
 		node_free(in);
+	}
 }
 
 static void prefetch_dirid(void *ctx, void *item);
@@ -317,6 +327,7 @@ void xm_destroy(struct xmount *m)
 {
 	int err;
 
+	xm_notify_stop(m); /* it holds nodes while it works */
 	xm_locks_end(m); /* its owners hold lower descriptors of nodes */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
 	err = durable_stop(&m->durable);
@@ -328,6 +339,13 @@ void xm_destroy(struct xmount *m)
 	if (m->root)
 		node_free(m->root); /* closes root_fd */
 	m->root = NULL;
+	/*
+	 * Last: closing the inotify instance waits for the kernel to free
+	 * every watch (an RCU grace period), and until our descriptors of
+	 * the cipher directory are closed the daemon still looks in use
+	 * (xtsfs-fsck right after an unmount).
+	 */
+	notify_free(m);
 	if (m->reported)
 		pthread_mutex_destroy(&m->reported->lock);
 	free(m->reported);
@@ -424,8 +442,11 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int err = dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
 
-	return dirops_name_enc(&m->dops, &id, dir == m->root, name, ln);
+	if (!err && ln->is_long)
+		notify_long_name(m, dir, ln->stored, name);
+	return err;
 }
 
 /* see mount_int.h */
@@ -444,9 +465,12 @@ int name_find(struct xmount *m, struct xnode *dir, const char *name,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int err = dirops_name_find(&m->dops, dir->fd, &id, dir == m->root,
+				   name, ln);
 
-	return dirops_name_find(&m->dops, dir->fd, &id, dir == m->root, name,
-				ln);
+	if (!err && ln->is_long)
+		notify_long_name(m, dir, ln->stored, name);
+	return err;
 }
 
 /* see mount_int.h */
@@ -478,9 +502,12 @@ int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
+	int rc = dirops_name_dec(&m->dops, dir->fd, &id, dir == m->root,
+				 lower, out);
 
-	return dirops_name_dec(&m->dops, dir->fd, &id, dir == m->root, lower,
-			       out);
+	if (!rc && names_is_long(lower))
+		notify_long_name(m, dir, lower, out); /* a listing shows it */
+	return rc;
 }
 
 /* ---- attributes ---------------------------------------------------------- */

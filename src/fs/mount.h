@@ -62,6 +62,18 @@ struct xnode {
 	mode_t seen_mode;          /* lower mode, owner, likewise */
 	uid_t seen_uid;
 	gid_t seen_gid;
+	/*
+	 * What the kernel was last told of the attributes (every reply that
+	 * carries them: xm_told()), in plaintext; seen_lock. The change
+	 * notifier (notify.c) compares a lower change with it.
+	 */
+	bool told_ok;
+	struct timespec told_mtime;
+	off_t told_size;
+	mode_t told_mode;
+	uid_t told_uid;
+	gid_t told_gid;
+	int notify_wd;             /* a directory's inotify watch, 0: none */
 };
 
 /* struct xmount - one mounted volume. The caller fills the first part. */
@@ -99,6 +111,7 @@ struct xmount {
 	struct xm_reported *reported; /* damaged entries logged (mount.c) */
 	struct xlocks *locks;         /* record locks, made at the first
 				       * (locks.c) */
+	struct xm_notify *notify;     /* change notification, NULL: off */
 };
 
 /*
@@ -145,6 +158,65 @@ void xm_destroy(struct xmount *m);
 /* xm_log() - a line for the user about this mount (log.h). */
 void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ---- change notification (notify.c) ------------------------------------ */
+
+/*
+ * struct xm_notify_cb - how the notifier tells the front end (the kernel)
+ * that what it caches is stale, from the notifier's own thread, with no
+ * lock of the core held. @inval_inode: the attributes of @in, with
+ * @pages its cached pages (a directory: its listing) too; @inval_entry:
+ * the entry @name (plaintext, @len bytes) of directory @dir.
+ */
+struct xm_notify_cb {
+	void (*inval_inode)(void *arg, struct xnode *in, bool pages);
+	void (*inval_entry)(void *arg, struct xnode *dir, const char *name,
+			    size_t len);
+};
+
+/* struct xm_notify_stats - what the notifier did, since it started. */
+struct xm_notify_stats {
+	unsigned long long events;    /* inotify events read */
+	unsigned long long own;       /* ... of them our own (filtered) */
+	unsigned long long inodes;    /* attribute (and page) invalidations */
+	unsigned long long entries;   /* name invalidations */
+	unsigned long long overflows; /* queue overflows: everything dropped */
+	unsigned long long unwatched; /* directories not watched (limit) */
+};
+
+/*
+ * xm_notify_start() - watch the lower directories the kernel knows with
+ * inotify (the root now, every other one when its node is made, until
+ * it is forgotten) and, from a thread of its own, tell @cb of every
+ * change made beside the mount (another mount, a sync tool): a changed
+ * object's attributes, a name that appeared, vanished or moved. Our own
+ * changes are filtered out: they leave the kernel's caches right.
+ * Call before requests are served. Return: 0 or -errno (then off).
+ */
+int xm_notify_start(struct xmount *m, const struct xm_notify_cb *cb,
+		    void *arg);
+
+/*
+ * xm_notify_stop() - stop the notifier's thread (after the last request,
+ * before the front end's session goes away); its stats are logged. The
+ * rest is freed by xm_destroy().
+ */
+void xm_notify_stop(struct xmount *m);
+
+/*
+ * xm_notify_flush() - wait until the notifier has handled every event
+ * queued before the call (for tests: no timing).
+ */
+void xm_notify_flush(struct xmount *m);
+
+/* xm_notify_stats() - a snapshot of the counts (zeros when off). */
+void xm_notify_stats(struct xmount *m, struct xm_notify_stats *out);
+
+/*
+ * xm_told() - the kernel is told @st (plaintext attributes) of @in: a
+ * lookup, getattr or setattr reply. What the notifier compares with.
+ */
+void xm_told(struct xnode *in, const struct stat *st);
 
 /* ---- nodes and lookup (mount.c) ---------------------------------------- */
 

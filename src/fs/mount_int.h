@@ -66,6 +66,39 @@ bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
 /* seen_forget() - the lower object of @in is in a state not known. */
 void seen_forget(struct xnode *in);
 
+/*
+ * node_find() - the node of lower object (@dev, @ino) with one more
+ * reference (drop it with xm_forget(m, in, 1)), or NULL.
+ */
+struct xnode *node_find(struct xmount *m, dev_t dev, ino_t ino);
+
+/* ---- notify.c ---- */
+
+/* notify_watch() - watch new directory node @dir (if the notifier runs). */
+void notify_watch(struct xmount *m, struct xnode *dir);
+
+/* notify_unwatch() - @dir is being freed: drop its watch. */
+void notify_unwatch(struct xmount *m, struct xnode *dir);
+
+/*
+ * notify_own() - this mount is about to make, remove or move entry
+ * @stored of @dir: its next inotify event of that name is ours (@n 1),
+ * or, @n -1, the change did not happen after all.
+ */
+void notify_own(struct xmount *m, struct xnode *dir, const char *stored,
+		int n);
+
+/*
+ * notify_long_name() - the kernel may learn @plain, the plaintext of long
+ * stored name @stored in @dir: remembered for when the entry and its
+ * sidecar are removed beside the mount.
+ */
+void notify_long_name(struct xmount *m, struct xnode *dir, const char *stored,
+		      const char *plain);
+
+/* notify_free() - free what xm_notify_start() made (xm_destroy). */
+void notify_free(struct xmount *m);
+
 /* ---- caller.c ---- */
 
 /* Whether @who is in group @gid (primary or supplementary). */
