@@ -4,7 +4,7 @@
 #   - an sshd on 127.0.0.1 (key-only, its own host and client keys), for
 #     sshfs;
 #   - glusterd with one volume of one brick, on a loopback address of
-#     its own (127.0.0.N, N from 2 to 254: GlusterFS refuses 127.0.0.1
+#     its own (127.0.0.N, N from 3 to 254: GlusterFS refuses 127.0.0.1
 #     as a brick host, and a brick always reaches its glusterd on port
 #     24007 of the brick's host, so two instances, e.g. two CI runs in
 #     two worktrees, need two addresses); its CLI socket and run
@@ -100,12 +100,13 @@ start_sshd() {
 	} >>"$S/env"
 }
 
-# free_gluster_addr: a loopback address 127.0.0.N (2 <= N <= 254) with
-# nothing on port 24007, tried in a random order.
+# free_gluster_addr: a loopback address 127.0.0.N (3 <= N <= 254) with
+# nothing on port 24007, tried in a random order (127.0.0.2 is left to
+# the earlier version of this script, which always took it).
 free_gluster_addr() {
 	python3 - <<-'PY'
 		import random, socket
-		ns = list(range(2, 255))
+		ns = list(range(3, 255))
 		random.shuffle(ns)
 		for n in ns:
 		    s = socket.socket()
