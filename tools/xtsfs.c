@@ -113,6 +113,8 @@ static const struct cli cli = {
 "                          change made beside the mount, by another mount\n"
 "                          or a sync tool, shows in a stat at once, not\n"
 "                          only at the next open or after the timeouts);\n"
+"                          noparalleldirops: the kernel serializes lookups\n"
+"                          and listings of each directory (for comparison);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -144,6 +146,7 @@ struct opts {
 	int acl;               /* -o acl: POSIX ACLs (fuse_opt sets it) */
 	int sharedstorage;     /* -o sharedstorage (fuse_opt sets it) */
 	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
+	int pdirops;           /* -o noparalleldirops clears it (fuse_opt) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
 	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
@@ -256,6 +259,8 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("sharedstorage", sharedstorage, 1),
 	OPT_FLAG("notify", notify, 1),
 	OPT_FLAG("nonotify", notify, 0),
+	OPT_FLAG("paralleldirops", pdirops, 1),
+	OPT_FLAG("noparalleldirops", pdirops, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -564,8 +569,13 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 		fuse_remove_signal_handlers(se);
 		return XTSFS_EXIT_MOUNT;
 	}
-	/* forward mounts: no security.capability round trip per write */
-	if (glue_session_io(se, !o->reverse) != 0)
+	/*
+	 * Forward mounts: no security.capability round trip per write, and
+	 * lookups and listings of one directory in parallel.
+	 */
+	if (glue_session_io(se, o->reverse ? 0 :
+			    GLUE_INIT_KILLPRIV_V2 |
+			    (o->pdirops ? GLUE_INIT_PARALLEL_DIROPS : 0)) != 0)
 		fprintf(stderr, PROG ": warning: own FUSE I/O hooks refused; "
 			"every write will ask for security.capability\n");
 	if (*report_fd < 0)
@@ -842,6 +852,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.read_ahead_kb = READ_AHEAD_KB,
 		.notify = 1,
+		.pdirops = 1,
 		.attr_timeout = -1,
 		.entry_timeout = -1,
 	};

@@ -64,6 +64,7 @@ void glue_reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
  * it read here: the request's header and flags, the reply's flags.
  */
 #define K_FUSE_INIT 26
+#define K_PARALLEL_DIROPS (1u << 18)
 #define K_HANDLE_KILLPRIV_V2 (1u << 28)
 
 struct k_in_header {
@@ -92,8 +93,8 @@ _Static_assert(sizeof(struct k_out_header) == 16, "fuse_out_header");
 
 /* What the I/O hooks know of INIT: one session per process. */
 static struct {
-	bool want;              /* add KILLPRIV_V2 if offered */
-	bool offered;           /* the kernel's INIT had it */
+	uint32_t want;          /* K_* flags to add where offered */
+	uint32_t offered;       /* the flags of the kernel's INIT */
 	bool done;              /* the INIT reply went out */
 	uint64_t unique;        /* the INIT request */
 } init_patch;
@@ -112,7 +113,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		memcpy(&in, (char *)buf + sizeof(h), sizeof(in));
 		if (h.opcode == K_FUSE_INIT) {
 			init_patch.unique = h.unique;
-			init_patch.offered = in.flags & K_HANDLE_KILLPRIV_V2;
+			init_patch.offered = in.flags;
 		}
 	}
 	return n;
@@ -132,9 +133,10 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 			init_patch.done = true;
 			memcpy(&out, iov[1].iov_base, sizeof(out));
-			if (oh.error == 0 && init_patch.want &&
-			    init_patch.offered) {
-				out.flags |= K_HANDLE_KILLPRIV_V2;
+			if (oh.error == 0 &&
+			    (init_patch.want & init_patch.offered)) {
+				out.flags |= init_patch.want &
+					     init_patch.offered;
 				memcpy(iov[1].iov_base, &out, sizeof(out));
 			}
 		}
@@ -143,7 +145,7 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 }
 
 /* see fuse_glue.h */
-int glue_session_io(struct fuse_session *se, bool killpriv)
+int glue_session_io(struct fuse_session *se, unsigned add)
 {
 	static const struct fuse_custom_io io = {
 		.read = io_read,
@@ -151,7 +153,11 @@ int glue_session_io(struct fuse_session *se, bool killpriv)
 	};
 	int rc;
 
-	init_patch.want = killpriv;
+	init_patch.want = 0;
+	if (add & GLUE_INIT_KILLPRIV_V2)
+		init_patch.want |= K_HANDLE_KILLPRIV_V2;
+	if (add & GLUE_INIT_PARALLEL_DIROPS)
+		init_patch.want |= K_PARALLEL_DIROPS;
 	rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));
 	return rc < 0 ? rc : 0;
 }

@@ -44,18 +44,33 @@ char *glue_xattr_buf(size_t size);
 void glue_reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
 		      size_t size);
 
+/* What glue_session_io() may add to the INIT reply (where offered). */
+enum {
+	/*
+	 * FUSE_HANDLE_KILLPRIV_V2: the kernel marks the mount SB_NOSEC and
+	 * stops sending a GETXATTR of security.capability before every
+	 * write(2) (fs/fuse/inode.c, process_init_reply), and no GETATTR
+	 * before a chown (fs/fuse/dir.c, fuse_setattr); the daemon drops
+	 * set-id bits itself (caller.c).
+	 */
+	GLUE_INIT_KILLPRIV_V2 = 1u << 0,
+	/*
+	 * FUSE_PARALLEL_DIROPS: the kernel no longer serializes LOOKUP and
+	 * READDIR of one directory (fs/fuse/dir.c, fuse_lock_inode); the
+	 * core takes the locks it needs itself. libfuse 3.14 parses the
+	 * flag but never puts it in its reply.
+	 */
+	GLUE_INIT_PARALLEL_DIROPS = 1u << 1,
+};
+
 /*
  * glue_session_io() - after fuse_session_mount(): read and write @se's
  * device through our own calls (fuse_session_custom_io), which pass
  * every byte on as libfuse gave it, except that the reply to INIT also
- * says FUSE_HANDLE_KILLPRIV_V2 when the kernel offered it and @killpriv
- * is set. libfuse 3.14 (Debian 12) has no name for that flag; with it
- * the kernel marks the mount SB_NOSEC and stops sending a GETXATTR of
- * security.capability before every write(2) (fs/fuse/inode.c,
- * process_init_reply), which the daemon answers without a lower call
- * anyway, since it drops set-id bits itself (caller.c). Return: 0 or
- * -errno (then the session is as it was).
+ * carries the GLUE_INIT_* flags in @add that the kernel offered. libfuse
+ * 3.14 (Debian 12) has no name for KILLPRIV_V2 and drops PARALLEL_DIROPS.
+ * Return: 0 or -errno (then the session is as it was).
  */
-int glue_session_io(struct fuse_session *se, bool killpriv);
+int glue_session_io(struct fuse_session *se, unsigned add);
 
 #endif /* XTSFS_FUSE_GLUE_H */
