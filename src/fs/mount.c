@@ -171,8 +171,6 @@ static struct xnode *xnode_of(struct itable_node *n)
 	return (struct xnode *)(void *)n; /* node is the first member */
 }
 
-static void seen_set(struct xnode *in, const struct stat *st);
-
 static struct xnode *node_new(int fd, const struct stat *st)
 {
 	struct xnode *in = calloc(1, sizeof(*in));
@@ -192,7 +190,7 @@ static struct xnode *node_new(int fd, const struct stat *st)
 	 * Its first open then tells a change since from none.
 	 */
 	if (S_ISREG(st->st_mode))
-		seen_set(in, st);
+		attr_snap_set(&in->seen, st);
 	return in;
 }
 
@@ -653,25 +651,34 @@ int xm_access(struct xmount *m, struct xnode *in, int mask)
 void seen_forget(struct xnode *in)
 {
 	pthread_mutex_lock(&in->seen_lock);
-	in->seen_ok = false;
+	in->seen.ok = false;
 	pthread_mutex_unlock(&in->seen_lock);
 }
 
-static bool ts_equal(const struct timespec *a, const struct timespec *b)
+/* see mount.h */
+bool ts_same(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-/* Record @st as the last seen state of @in; seen_lock held or unshared. */
-static void seen_set(struct xnode *in, const struct stat *st)
+/* see mount.h */
+void attr_snap_set(struct attr_snap *s, const struct stat *st)
 {
-	in->seen_ok = true;
-	in->seen_mtime = st->st_mtim;
-	in->seen_ctime = st->st_ctim;
-	in->seen_size = st->st_size;
-	in->seen_mode = st->st_mode;
-	in->seen_uid = st->st_uid;
-	in->seen_gid = st->st_gid;
+	s->ok = true;
+	s->mtime = st->st_mtim;
+	s->ctime = st->st_ctim;
+	s->size = st->st_size;
+	s->mode = st->st_mode;
+	s->uid = st->st_uid;
+	s->gid = st->st_gid;
+}
+
+/* see mount.h */
+bool attr_snap_meta_same(const struct attr_snap *s, const struct stat *st)
+{
+	return s->ok && ts_same(&s->mtime, &st->st_mtim) &&
+	       s->mode == st->st_mode && s->uid == st->st_uid &&
+	       s->gid == st->st_gid;
 }
 
 /* see mount_int.h */
@@ -688,18 +695,16 @@ bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
 		return false;
 	}
 	pthread_mutex_lock(&in->seen_lock);
-	attrs = compare && in->seen_ok && in->seen_size == st.st_size &&
-		ts_equal(&in->seen_mtime, &st.st_mtim) &&
-		in->seen_mode == st.st_mode && in->seen_uid == st.st_uid &&
-		in->seen_gid == st.st_gid;
+	attrs = compare && attr_snap_meta_same(&in->seen, &st) &&
+		in->seen.size == st.st_size;
 	/*
 	 * The ctime too: a sync tool that rewrites a file in place and puts
 	 * its old mtime back (rsync --inplace -t) leaves mtime and size as
 	 * they were, but not the ctime.
 	 */
-	same = attrs && ts_equal(&in->seen_ctime, &st.st_ctim);
-	seen_set(in, &st);
-	in->seen_ok = !min_age || now.tv_sec - st.st_ctim.tv_sec >= min_age;
+	same = attrs && ts_same(&in->seen.ctime, &st.st_ctim);
+	attr_snap_set(&in->seen, &st);
+	in->seen.ok = !min_age || now.tv_sec - st.st_ctim.tv_sec >= min_age;
 	pthread_mutex_unlock(&in->seen_lock);
 	*attrs_same = attrs;
 	return same;

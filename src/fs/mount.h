@@ -41,6 +41,32 @@
 #include "prefetch.h"
 #include "xts.h"
 
+/*
+ * struct attr_snap - the attributes by which a change of an object is
+ * judged, as they were at one moment (attr_snap_set()).
+ */
+struct attr_snap {
+	bool ok;                   /* the fields below are set */
+	struct timespec mtime;
+	struct timespec ctime;
+	off_t size;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* attr_snap_set() - record @st in @s (and mark it set). */
+void attr_snap_set(struct attr_snap *s, const struct stat *st);
+
+/*
+ * attr_snap_meta_same() - whether @s is set and has @st's mtime, mode,
+ * owner and group (not size, not ctime: the callers judge those apart).
+ */
+bool attr_snap_meta_same(const struct attr_snap *s, const struct stat *st);
+
+/* ts_same() - whether two times are equal to the nanosecond. */
+bool ts_same(const struct timespec *a, const struct timespec *b);
+
 /* struct xnode - one lower object the kernel knows. */
 struct xnode {
 	struct itable_node node;   /* first: (0, st_dev, st_ino), kernel refs */
@@ -52,27 +78,17 @@ struct xnode {
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
-	pthread_mutex_t seen_lock; /* the seen_* below */
-	bool seen_ok;              /* seen_* describe the lower object */
-	struct timespec seen_mtime; /* lower mtime as last seen or written */
-	struct timespec seen_ctime; /* lower ctime, likewise */
-	off_t seen_size;           /* lower size as last seen or written */
+	pthread_mutex_t seen_lock; /* seen, told, handles, open */
+	struct attr_snap seen;     /* the lower object as last seen/written */
 	unsigned handles;          /* open handles of ours; seen_lock */
 	struct xhandle *open;      /* those handles, a list; seen_lock */
-	mode_t seen_mode;          /* lower mode, owner, likewise */
-	uid_t seen_uid;
-	gid_t seen_gid;
 	/*
 	 * What the kernel was last told of the attributes (every reply that
-	 * carries them: xm_told()), in plaintext; seen_lock. The change
-	 * notifier (notify.c) compares a lower change with it.
+	 * carries them: xm_told()), in plaintext (its size is the plaintext
+	 * size; its ctime is not used); seen_lock. The change notifier
+	 * (notify.c) compares a lower change with it.
 	 */
-	bool told_ok;
-	struct timespec told_mtime;
-	off_t told_size;
-	mode_t told_mode;
-	uid_t told_uid;
-	gid_t told_gid;
+	struct attr_snap told;
 	int notify_wd;             /* a directory's inotify watch, 0: none */
 };
 

@@ -419,18 +419,8 @@ static bool long_find(struct xm_notify *n, struct xnode *dir,
 void xm_told(struct xnode *in, const struct stat *st)
 {
 	pthread_mutex_lock(&in->seen_lock);
-	in->told_ok = true;
-	in->told_mtime = st->st_mtim;
-	in->told_size = st->st_size;
-	in->told_mode = st->st_mode;
-	in->told_uid = st->st_uid;
-	in->told_gid = st->st_gid;
+	attr_snap_set(&in->told, st);
 	pthread_mutex_unlock(&in->seen_lock);
-}
-
-static bool ts_eq(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
 /*
@@ -442,32 +432,26 @@ static bool must_tell(struct xnode *in, const struct stat *st, off_t psize,
 		      bool *pages)
 {
 	bool reg = S_ISREG(st->st_mode);
-	bool seen_same = reg && in->seen_ok && in->seen_size == st->st_size &&
-			 ts_eq(&in->seen_mtime, &st->st_mtim);
+	bool seen_same = reg && in->seen.ok && in->seen.size == st->st_size &&
+			 ts_same(&in->seen.mtime, &st->st_mtim);
 
 	/*
 	 * A regular file as this mount last saw or wrote it: our own
 	 * change (write, truncate, setattr), or one an open of ours has
 	 * taken in already. The kernel knows.
 	 */
-	if (seen_same && in->seen_mode == st->st_mode &&
-	    in->seen_uid == st->st_uid && in->seen_gid == st->st_gid)
+	if (seen_same && attr_snap_meta_same(&in->seen, st))
 		return false;
 	/* nothing cached, or cached as it is */
-	if (!in->told_ok ||
-	    (ts_eq(&in->told_mtime, &st->st_mtim) &&
-	     in->told_mode == st->st_mode && in->told_uid == st->st_uid &&
-	     in->told_gid == st->st_gid && (!reg || in->told_size == psize)))
+	if (!in->told.ok || (attr_snap_meta_same(&in->told, st) &&
+			     (!reg || in->told.size == psize)))
 		return false;
 	/* the contents moved since the kernel last heard: its pages too */
 	*pages = reg && !seen_same &&
-		 (!ts_eq(&in->told_mtime, &st->st_mtim) ||
-		  in->told_size != psize);
-	in->told_mtime = st->st_mtim;
-	in->told_mode = st->st_mode;
-	in->told_uid = st->st_uid;
-	in->told_gid = st->st_gid;
-	in->told_size = psize;
+		 (!ts_same(&in->told.mtime, &st->st_mtim) ||
+		  in->told.size != psize);
+	attr_snap_set(&in->told, st);
+	in->told.size = psize;
 	return true;
 }
 

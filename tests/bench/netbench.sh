@@ -13,8 +13,9 @@
 #   sshfs+xtsfs    an xtsfs volume on another sshfs mount of it
 #   gluster        a directory on a GlusterFS client mount (one brick)
 #   gluster+xtsfs  an xtsfs volume on another client mount of it
-# xtsfs is mounted with its defaults (one client: no -o sharedstorage,
-# see doc/USAGE.md); sshfs with its defaults.
+# xtsfs is mounted with its defaults unless --xtsfs-opts says otherwise
+# (one client: no -o sharedstorage, see doc/USAGE.md); sshfs with its
+# defaults.
 #
 # Workloads (each run: every workload on every system in turn, so the
 # drifts of a shared machine hit all four alike; the table gives the
@@ -35,12 +36,13 @@
 # MB/s is 10^6 bytes per second of wall-clock time.
 #
 # Usage: netbench.sh [--runs N] [--mib N] [--fio-seconds N] [--short]
-#                    [--xtsfs-bin DIR] [--workdir DIR]
+#                    [--xtsfs-bin DIR] [--xtsfs-opts OPTS] [--workdir DIR]
 #   --runs N         runs per workload and system (default 3)
 #   --mib N          size of the sequential file (default 256)
 #   --fio-seconds N  length of each fio run (default 5)
 #   --short          1 run, 16 MiB, 1 s of fio, 200 files: a smoke test
 #   --xtsfs-bin DIR  where xtsfs and xtsfs-mkfs are (default build/tools)
+#   --xtsfs-opts OPTS  mount xtsfs with -o OPTS (e.g. writeback)
 #   --workdir DIR    on a disk, not tmpfs (default: a new directory
 #                    under /var/tmp); everything made there is removed
 # Run as root (FUSE and client mounts, drop_caches).
@@ -56,6 +58,7 @@ mib=256
 fio_s=5
 files=1500
 bin=$here/build/tools
+xopts=()
 workdir=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--fio-seconds) fio_s=$2; shift 2 ;;
 	--short) runs=1; mib=16; fio_s=1; files=200; shift ;;
 	--xtsfs-bin) bin=$2; shift 2 ;;
+	--xtsfs-opts) xopts=(-o "$2"); shift 2 ;;
 	--workdir) workdir=$2; shift 2 ;;
 	-h | --help) sed -n '3,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "$BENCH_PROG: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -130,7 +134,8 @@ mount_system() {
 		[ -e "${LOW[$sys]}/c" ] || "$bin/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 \
 			--argon2-lanes 1 --passfile "$W/pass" "${LOW[$sys]}/c"
 		mkdir -p "$W/mnt/$name"
-		"$bin/xtsfs" --passfile "$W/pass" "${LOW[$sys]}/c" "$W/mnt/$name"
+		"$bin/xtsfs" --passfile "$W/pass" ${xopts[@]+"${xopts[@]}"} \
+			"${LOW[$sys]}/c" "$W/mnt/$name"
 		MOUNTS+=("$W/mnt/$name")
 		MNT[$sys]=$W/mnt/$name
 		;;
@@ -229,6 +234,7 @@ median() { printf '%s\n' "$@" | LC_ALL=C sort -g | awk '{v[NR] = $1} END {print 
 
 echo
 echo "netbench: $runs run(s), medians; seq $mib MiB, fio ${fio_s} s on 64 MiB, untar of $files files"
+[ ${#xopts[@]} -eq 0 ] || echo "xtsfs mounted with ${xopts[*]}"
 echo
 echo "| workload | sshfs | sshfs+xtsfs | ratio | gluster | gluster+xtsfs | ratio |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
