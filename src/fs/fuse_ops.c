@@ -28,7 +28,10 @@ _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
 	       XM_SET_MTIME_NOW == FUSE_SET_ATTR_MTIME_NOW,
 	       "XM_SET_* must equal FUSE_SET_ATTR_*");
 
-/* Seconds the kernel may keep a name's absence (at most entry_timeout). */
+/*
+ * Seconds the kernel may keep a name's absence (at most entry_timeout)
+ * in a directory the change notifier does not watch.
+ */
 #define NEG_TIMEOUT 1.0
 
 static struct fwd *fwd_of(fuse_req_t req)
@@ -104,18 +107,23 @@ static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 static void fwd_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct xmount *m = mnt_of(req);
-	struct xnode *in;
+	struct xnode *dir = node_of(req, parent), *in;
 	struct stat st;
-	int err = xm_lookup(m, node_of(req, parent), name, &in, &st);
+	int err = xm_lookup(m, dir, name, &in, &st);
 
 	if (err == -ENOENT) {
 		/*
-		 * A negative entry, cached at most NEG_TIMEOUT: a name made
-		 * beside the mount (another mount, a sync tool) shows soon.
-		 * Cheap: a name we make replaces its negative entry anyway.
+		 * A negative entry. Where the notifier watches the directory,
+		 * a name made beside the mount (another mount, a sync tool)
+		 * is told to the kernel, which drops the entry then: it may
+		 * stay as long as any (rsync looks a name up again at the
+		 * rename that makes it). Elsewhere it is cached at most
+		 * NEG_TIMEOUT, so that such a name shows soon. A name we make
+		 * replaces its negative entry anyway.
 		 */
 		struct fuse_entry_param e = {
-			.entry_timeout = m->entry_timeout < NEG_TIMEOUT ?
+			.entry_timeout = m->entry_timeout < NEG_TIMEOUT ||
+						 xm_notify_covers(m, dir) ?
 					 m->entry_timeout : NEG_TIMEOUT,
 		};
 

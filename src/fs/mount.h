@@ -225,6 +225,13 @@ void xm_notify_stop(struct xmount *m);
  */
 void xm_notify_flush(struct xmount *m);
 
+/*
+ * xm_notify_covers() - whether the notifier watches directory @dir, so
+ * that a name made in it beside the mount is told to the kernel (which
+ * may then keep a name's absence as long as any entry).
+ */
+bool xm_notify_covers(struct xmount *m, struct xnode *dir);
+
 /* xm_notify_stats() - a snapshot of the counts (zeros when off). */
 void xm_notify_stats(struct xmount *m, struct xm_notify_stats *out);
 

@@ -743,6 +743,20 @@ fail:
 }
 
 /* see mount.h */
+bool xm_notify_covers(struct xmount *m, struct xnode *dir)
+{
+	struct xm_notify *n = m->notify;
+	bool covered;
+
+	if (!n || !n->running)
+		return false;
+	pthread_mutex_lock(&n->lock);
+	covered = dir->notify_wd > 0;
+	pthread_mutex_unlock(&n->lock);
+	return covered;
+}
+
+/* see mount.h */
 void xm_notify_flush(struct xmount *m)
 {
 	struct xm_notify *n = m->notify;

@@ -1515,3 +1515,48 @@ C
 	[ "$(stat -c %G "$M/sg/f")" = users ]
 }
 
+
+# Since the daemon asks for FUSE_PARALLEL_DIROPS, the kernel sends the
+# lookups and listings of one directory in parallel: each must still get
+# exactly what the directory holds (short and long names, subdirectories,
+# symlinks), also while a node is found by a lookup and a listing at once.
+@test "parallel lookups and listings of one directory give exact answers" {
+	long=$(printf 'L%.0s' $(seq 1 200))
+	for d in "$M" "$R"; do
+		mkdir "$d/d"
+		for i in $(seq 1 600); do
+			printf '%s' "$i" >"$d/d/f$i"
+		done
+		for i in $(seq 1 40); do
+			printf '%s' "$i" >"$d/d/$long$i"
+			mkdir "$d/d/sub$i"
+			ln -s "f$i" "$d/d/l$i"
+		done
+	done
+	for pass in cold warm; do
+		[ "$pass" = cold ] && remount "$C" "$M"
+		for d in "$M" "$R"; do
+			(cd "$d/d" && ls -A | LC_ALL=C sort) >"$T/names.$pass"
+			pids=()
+			for j in 0 1 2 3; do
+				(cd "$d/d" && awk -v j=$j 'NR % 4 == j' "$T/names.$pass" |
+					xargs stat -c '%n %s %F %h' >"$T/stat.$j.$(basename "$d")") &
+				pids+=($!)
+			done
+			for j in 0 1; do
+				(cd "$d/d" && ls -lA --time-style=+ | awk '{print $1, $2, $5, $NF}' |
+					LC_ALL=C sort >"$T/ls.$j.$(basename "$d")") &
+				pids+=($!)
+			done
+			for p in "${pids[@]}"; do wait "$p"; done
+		done
+		for j in 0 1 2 3; do
+			diff "$T/stat.$j.ref" "$T/stat.$j.m"
+			[ -s "$T/stat.$j.m" ]
+		done
+		for j in 0 1; do
+			diff "$T/ls.$j.ref" "$T/ls.$j.m"
+		done
+		[ "$(wc -l <"$T/names.$pass")" -eq 720 ]
+	done
+}

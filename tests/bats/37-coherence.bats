@@ -358,13 +358,29 @@ scenario_10() {
 	scenario_10
 }
 
-# a new file in A after B cached its absence: stat and ls in B find it
+# a new file in A after B cached its absence: stat and ls in B find it;
+# also a long name (stored with a sidecar), a name in a subdirectory,
+# and a name renamed into place as a sync tool does (a temporary name
+# first, B having looked the final name up before)
 scenario_11() {
+	local l
+	l=$(printf 'n%.0s' $(seq 1 200))
+	mkdir "$A/sub"
 	refute stat "$B/n"
+	refute stat "$B/$l"
+	refute stat "$B/sub/n"
+	refute stat "$B/moved"
 	ls "$B" >/dev/null
 	echo new >"$A/n"
 	converge "new file, stat" size_is "$B/n" 4
 	converge "new file, listing" bash -c "ls '$B' | grep -qx n"
+	echo long >"$A/$l"
+	converge "new long name, stat" size_is "$B/$l" 5
+	echo deeper >"$A/sub/n"
+	converge "new file in a subdirectory, stat" size_is "$B/sub/n" 7
+	echo sync >"$A/.moved.tmp"
+	mv "$A/.moved.tmp" "$A/moved"
+	converge "renamed into place, stat" size_is "$B/moved" 5
 }
 @test "default: a new file in A after a negative lookup in B: B finds it" {
 	mounts default
