@@ -92,6 +92,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "xts_x86.h"
+
 #define TARGET                                                              \
 	__attribute__((target("avx512f,avx512vl,avx512bw,vaes,vpclmulqdq,"  \
 			      "aes,sse4.1,pclmul")))
@@ -139,12 +141,6 @@ INLINE struct work *work_init(struct work *wk)
 	return w;
 }
 
-/* explicit_bzero() behind a call GCC does not inline (see xts_vaes.c). */
-static __attribute__((noinline)) void wipe_mem(void *p, size_t len)
-{
-	explicit_bzero(p, len);
-}
-
 /*
  * zero_vregs() - clear every vector register: VZEROALL for zmm0-15 (all
  * 512 bits of them), and an EVEX XOR for each of zmm16-31, which VZEROALL
@@ -185,9 +181,9 @@ INLINE void zero_vregs(void)
 INLINE void work_wipe(struct work *w, bool nx, bool cts)
 {
 	zero_vregs();
-	wipe_mem(w->tw, nx ? sizeof(w->tw) + sizeof(w->nx) : sizeof(w->tw));
+	xts_x86_wipe(w->tw, nx ? sizeof(w->tw) + sizeof(w->nx) : sizeof(w->tw));
 	if (cts)
-		wipe_mem(w->tt, sizeof(w->tt));
+		xts_x86_wipe(w->tt, sizeof(w->tt));
 }
 
 /*
@@ -205,16 +201,6 @@ INLINE __m512i rkey(const __m128i *rk, int r)
 
 	__asm__ volatile("" : "+r"(p));
 	return _mm512_broadcast_i32x4(*p);
-}
-
-/* T * x for one tweak: the doubling of IEEE 1619, on an xmm register. */
-INLINE __m128i mul_x(__m128i t)
-{
-	/* see xts_vaes.c: 32-bit shifts, carries rotated up, 0x87 wrap */
-	const __m128i carry = _mm_set_epi32(1, 1, 1, 0x87);
-	__m128i c = _mm_shuffle_epi32(_mm_srai_epi32(t, 31), 0x93);
-
-	return _mm_xor_si128(_mm_slli_epi32(t, 1), _mm_and_si128(c, carry));
 }
 
 /*
@@ -260,32 +246,6 @@ INLINE void tweak_init(__m512i tw[NVEC], __m128i t)
 	for (int i = 1; i < NVEC; i++)
 		tw[i] = mul_xkv(p, _mm512_set1_epi64(4 * i), poly);
 }
-
-/* One block with AES-256 on an xmm register: tweaks and stolen blocks. */
-INLINE __m128i enc1(__m128i x, const uint8_t rk[15][16])
-{
-	x = _mm_xor_si128(x, _mm_load_si128((const __m128i *)rk[0]));
-	UNROLL
-	for (int r = 1; r < 14; r++)
-		x = _mm_aesenc_si128(x, _mm_load_si128((const __m128i *)rk[r]));
-	return _mm_aesenclast_si128(x, _mm_load_si128((const __m128i *)rk[14]));
-}
-
-INLINE __m128i dec1(__m128i x, const uint8_t rk[15][16])
-{
-	x = _mm_xor_si128(x, _mm_load_si128((const __m128i *)rk[0]));
-	UNROLL
-	for (int r = 1; r < 14; r++)
-		x = _mm_aesdec_si128(x, _mm_load_si128((const __m128i *)rk[r]));
-	return _mm_aesdeclast_si128(x, _mm_load_si128((const __m128i *)rk[14]));
-}
-
-/* What crypt_blocks() leaves in w->tw for the next call. */
-enum next_tweaks {
-	TW_KEEP,  /* unchanged: the tail, whose caller still needs them */
-	TW_STEP,  /* times x^NBLK: the next iteration of the same unit */
-	TW_NEXT,  /* w->nx: the first iteration of the next unit */
-};
 
 /*
  * tail_mask() - the bytes of vector @i that lie in a @len-byte tail: all
@@ -364,8 +324,8 @@ INLINE void crypt_blocks(struct work *w, const __m128i *rk, bool enc,
 		s[i] = enc ? _mm512_aesenclast_epi128(s[i], lk[i])
 			   : _mm512_aesdeclast_epi128(s[i], lk[i]);
 		if (tail)
-			_mm512_mask_storeu_epi8(m[i] ? dst + VEC_BYTES * i : dst,
-						m[i], s[i]);
+			_mm512_mask_storeu_epi8(
+				m[i] ? dst + VEC_BYTES * i : dst, m[i], s[i]);
 		else
 			_mm512_storeu_si512(dst + VEC_BYTES * i, s[i]);
 	}
@@ -407,7 +367,7 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 	UNROLL
 	for (int i = 0; i < NVEC; i++)
 		_mm512_storeu_si512(&w->tt[4 * i], w->tw[i]);
-	w->tt[NBLK] = mul_x(w->tt[NBLK - 1]);
+	w->tt[NBLK] = xts_x86_mul_x(w->tt[NBLK - 1]);
 	if (enc) {
 		/*
 		 * CC = C_m-1 so far; PP = P_m || CC[rem..15];
@@ -418,7 +378,8 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 		b = _mm_mask_blend_epi8(m, a, b);
 		_mm_mask_storeu_epi8(dst + 16, m, a);
 		t = w->tt[j];
-		b = _mm_xor_si128(enc1(_mm_xor_si128(b, t), kx->ek1), t);
+		b = xts_x86_enc1(_mm_xor_si128(b, t), kx->ek1);
+		b = _mm_xor_si128(b, t);
 		_mm_storeu_si128((__m128i *)dst, b);
 	} else {
 		/*
@@ -428,11 +389,13 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 		a = _mm_loadu_si128((const __m128i *)src);
 		b = _mm_maskz_loadu_epi8(m, src + 16);
 		t = w->tt[j + 1];
-		a = _mm_xor_si128(dec1(_mm_xor_si128(a, t), kx->dk1), t);
+		a = xts_x86_dec1(_mm_xor_si128(a, t), kx->dk1);
+		a = _mm_xor_si128(a, t);
 		b = _mm_mask_blend_epi8(m, a, b);
 		_mm_mask_storeu_epi8(dst + 16, m, a);
 		t = w->tt[j];
-		b = _mm_xor_si128(dec1(_mm_xor_si128(b, t), kx->dk1), t);
+		b = xts_x86_dec1(_mm_xor_si128(b, t), kx->dk1);
+		b = _mm_xor_si128(b, t);
 		_mm_storeu_si128((__m128i *)dst, b);
 	}
 }
@@ -448,8 +411,9 @@ INLINE void crypt_one(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	/* decryption with stealing must hold back the last full block */
 	size_t nb = len / XTS_BLOCK_SIZE - (!enc && rem);
 
-	tweak_init(w->tw, enc1(_mm_loadu_si128((const __m128i *)tweak_in),
-			       kx->ek2));
+	tweak_init(w->tw,
+		   xts_x86_enc1(_mm_loadu_si128((const __m128i *)tweak_in),
+				kx->ek2));
 	for (; nb >= NBLK; nb -= NBLK) {
 		crypt_blocks(w, rk, enc, dst, src, TW_STEP, 0);
 		src += NBLK * XTS_BLOCK_SIZE;
@@ -470,12 +434,6 @@ INLINE void crypt_one(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	work_wipe(w, false, rem);
 }
 
-/* The tweak input of a unit: xts_unit_tweak(), on x86's little-endian lanes. */
-INLINE __m128i unit_tweak_in(__m128i id, uint64_t unit)
-{
-	return _mm_xor_si128(id, _mm_cvtsi64_si128((long long)unit));
-}
-
 INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 			const uint8_t *src, size_t nunits,
 			const uint8_t id[XTS_ID_SIZE], uint64_t first_unit)
@@ -485,7 +443,9 @@ INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	const __m128i idv = _mm_loadu_si128((const __m128i *)id);
 	struct work wk, *w = work_init(&wk);
 
-	tweak_init(w->tw, enc1(unit_tweak_in(idv, first_unit), kx->ek2));
+	tweak_init(w->tw,
+		   xts_x86_enc1(xts_x86_unit_tweak_in(idv, first_unit),
+				kx->ek2));
 	for (size_t u = 0; u < nunits; u++) {
 		bool more = u + 1 < nunits;
 		__m128i t = _mm_setzero_si128();
@@ -496,8 +456,9 @@ INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 		 * the pipeline between units.
 		 */
 		if (more)
-			t = enc1(unit_tweak_in(idv, first_unit + u + 1),
-				 kx->ek2);
+			t = xts_x86_enc1(
+				xts_x86_unit_tweak_in(idv, first_unit + u + 1),
+				kx->ek2);
 		crypt_blocks(w, rk, enc, dst, src, TW_STEP, 0);
 		src += NBLK * XTS_BLOCK_SIZE;
 		dst += NBLK * XTS_BLOCK_SIZE;

@@ -67,8 +67,9 @@ static void check_canary(const char *what, const uint8_t *buf, size_t off,
 		if (i == off)
 			i += len;
 		if (buf[i] != CANARY) {
-			CHECK(0, "%s: byte %zd from the output's start, outside "
-			      "it, was written", what, (ssize_t)i - (ssize_t)off);
+			CHECK(0, "%s: byte %zd from the output's start, "
+			      "outside it, was written", what,
+			      (ssize_t)i - (ssize_t)off);
 			return;
 		}
 	}
