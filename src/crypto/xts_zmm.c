@@ -12,15 +12,18 @@
  *            the opmask and all 32 zmm registers, see cpu.h).
  * Width      four AES blocks per zmm register (one per 128-bit lane).
  * In flight  8 zmm = 32 blocks per main-loop iteration (ZMM_NVEC). VAES
- *            on zmm has a latency of about 4 cycles and a throughput of 2
- *            per cycle on Zen 5 (full 512-bit datapath), so 8 independent
- *            chains are the minimum that keeps both AES units busy; with
- *            4 zmm (16 blocks, as in Linux's aes-xts-avx) the loop
- *            measured slower (doc/PERFORMANCE.md has the numbers). The 32
- *            registers of AVX-512 hold 8 states, the round key and
- *            temporaries without spilling.
- * Targets    AMD Zen 4 (512-bit ops split in two 256-bit halves: fewer
- *            instructions than ymm for the same work) and Zen 5; Intel
+ *            on zmm has a latency of 4 cycles and a throughput of 2 per
+ *            cycle on Zen 5 (full 512-bit datapath; measured), so 8
+ *            independent chains are the minimum that keeps both AES
+ *            units busy: with 4 zmm (16 blocks, as in Linux's
+ *            aes-xts-avx) the loop measured ~10% slower, with 16 zmm (64
+ *            blocks, whose last-round keys no longer fit in registers)
+ *            10-18% slower (doc/PERFORMANCE.md). The 32 registers of
+ *            AVX-512 hold the 8 states, their 8 last-round keys, the
+ *            round key and temporaries without spilling.
+ * Targets    AMD Zen 5 (measured: ~1.8x the vaes core at 4 KiB) and Zen 4
+ *            (512-bit ops split in two 256-bit halves: not measured here,
+ *            fewer instructions than ymm for the same work); Intel
  *            Sapphire Rapids and later, Rocket Lake. On Intel CPUs that
  *            lower their clock for 512-bit vectors (Skylake-X, Ice Lake,
  *            Tiger Lake: the list Linux keeps as X86_FEATURE_PREFER_YMM)
@@ -49,10 +52,11 @@
  * lanes of a vector at once and all 8 vectors independently: no serial
  * chain of doublings. The 8 updates are spread over AES rounds 1..8, as in
  * the vaes core, so that the out-of-order core hides them between the
- * VAES instructions. At the start of a unit, T = Enc_Key2(tweak input) is
- * broadcast to the four lanes, lane l is multiplied by x^l (variable
- * 64-bit shifts, VPSLLVQ/VPSRLVQ), and vectors 1..7 are 7 independent
- * products of vector 0 by x^4i.
+ * VAES instructions (all 8 after the last round measured ~10% slower).
+ * At the start of a unit, T = Enc_Key2(tweak input) is broadcast to the
+ * four lanes, lane l is multiplied by x^l (variable 64-bit shifts,
+ * VPSLLVQ/VPSRLVQ), and vectors 1..7 are 7 independent products of
+ * vector 0 by x^4i.
  *
  * Units. encrypt_units() runs all units through one loop, exactly as the
  * vaes core does: the next unit's T is encrypted before the current
@@ -189,9 +193,9 @@ INLINE void work_wipe(struct work *w, bool nx, bool cts)
 /*
  * rkey() - round key @r of @rk (in ctx, 16-byte aligned) in all four
  * lanes: VBROADCASTI32X4 from memory, where it is used. Keeping the 15
- * broadcast keys in the stack work area instead cost one store each per
- * call and their wipe, 7-10% of a 4 KiB call (doc/PERFORMANCE.md); 15
- * registers for them would leave too few for 8 states. The empty
+ * broadcast keys in the stack work area instead cost a store each per
+ * call and their wipe, ~12% of a 4 KiB call (doc/PERFORMANCE.md); 15
+ * registers for them would leave too few for 8 states and 8 lk. The empty
  * volatile asm hides where the pointer points, so that GCC cannot hoist
  * the 15 loads to the loop head and spill them to the stack.
  */
