@@ -104,8 +104,9 @@
 #define INLINE TARGET static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
 
+/* -DZMM_NVEC=4 builds the 16-block variant measured in PERFORMANCE.md */
 #ifndef ZMM_NVEC
-#define ZMM_NVEC 8              /* zmm registers per iteration */
+#define ZMM_NVEC 8              /* zmm registers per iteration: 4 or 8 */
 #endif
 #define NVEC ZMM_NVEC
 #define NBLK (4 * NVEC)         /* blocks per iteration */
@@ -131,6 +132,9 @@ struct work {
 	__m512i nx[NVEC]; /* encrypt_units: first tweaks of the next unit */
 	__m128i tt[NBLK + 1]; /* ciphertext stealing: the tweaks, one a block */
 };
+
+_Static_assert(offsetof(struct work, nx) == sizeof(((struct work *)0)->tw),
+	       "work_wipe() wipes tw and nx as one range");
 
 /*
  * work_init() - a pointer to the work area @wk that GCC cannot see through
