@@ -37,7 +37,7 @@
 
 #define PROG "xtsfs-bench"
 
-#define MAX_CORES 4
+#define MAX_CORES 8 /* >= the entries of xts_backends[] */
 #define MAX_SIZES 8
 #define MAX_RUNS 101
 
@@ -165,8 +165,8 @@ static const struct cli cli = {
 "Measure the AES-256-XTS cipher cores of this CPU next to OpenSSL's\n"
 "EVP aes-256-xts, in one run (memory only, one thread).\n"
 "\n"
-"  -c, --cipher=CORE   only this core (software, aesni, vaes); default: all\n"
-"                      that this CPU can run (XTSFS_CIPHER is ignored here)\n"
+"  -c, --cipher=CORE   only this core (software, aesni, vaes, zmm); default:\n"
+"                      all that this CPU can run (XTSFS_CIPHER is ignored)\n"
 "  -j, --json          print a JSON array, one object per measurement\n"
 "  -r, --runs=N        runs per measurement, median reported (default 5)\n"
 "  -t, --time-ms=MS    length of one run in milliseconds (default 100)\n"
@@ -299,7 +299,7 @@ static int choose_cores(struct bench *b, const char *only,
 		fprintf(stderr, "xtsfs-bench: %s\n", xts_choose_error());
 		return XTSFS_EXIT_CIPHER;
 	}
-	for (size_t i = 0; xts_backends[i]; i++) {
+	for (size_t i = 0; xts_backends[i] && b->ncores < MAX_CORES; i++) {
 		const struct xts_backend *be;
 
 		if (!xts_backends[i]->probe())

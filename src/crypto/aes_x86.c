@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aes_x86.c - AES-256 key expansion with AES-NI (FIPS-197 5.2), shared by
- * the "aesni" and "vaes" cores. Requires: AES-NI, SSE2.
+ * the "aesni", "vaes" and "zmm" cores. Requires: AES-NI, SSE2.
  */
 #include "aes_x86.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * aes_x86.h - the AES-256 key schedule shared by the "aesni" and "vaes"
- * cores (FIPS-197 section 5.2, computed with AESKEYGENASSIST).
+ * aes_x86.h - the AES-256 key schedule shared by the "aesni", "vaes" and
+ * "zmm" cores (FIPS-197 section 5.2, computed with AESKEYGENASSIST).
  */
 #ifndef XTSFS_AES_X86_H
 #define XTSFS_AES_X86_H
@@ -11,7 +11,7 @@
 #include "xts.h"
 
 /*
- * struct aes_x86_keys - what both x86 cores keep in xts_ctx->state.
+ * struct aes_x86_keys - what the x86 cores keep in xts_ctx->state.
  * Round keys are stored as raw 16-byte blocks so this header needs no
  * intrinsics; load them with _mm_load_si128 (16-byte aligned).
  */

@@ -8,6 +8,7 @@
  *   "software"  portable C, bitsliced, constant-time (xts_soft.c)
  *   "aesni"     AES-NI + SSE, 12 blocks in flight (xts_aesni.c)
  *   "vaes"      VAES + VPCLMULQDQ + AVX2, 2 blocks per ymm (xts_vaes.c)
+ *   "zmm"       VAES + VPCLMULQDQ + AVX-512, 4 blocks per zmm (xts_zmm.c)
  * The dispatcher (xts.c) is the only place that validates arguments and
  * picks a core; cores trust their callers completely.
  *
@@ -49,12 +50,22 @@ struct xts_ctx;
  * at all; partial overlap is not allowed. No alignment is required.
  */
 struct xts_backend {
-	/* "software", "aesni" or "vaes": the value of XTSFS_CIPHER/--cipher */
+	/*
+	 * "software", "aesni", "vaes" or "zmm": the value of
+	 * XTSFS_CIPHER/--cipher
+	 */
 	const char *name;
 	/* one line for users: the CPU features the core needs */
 	const char *requires;
 	/* true if this CPU *and* OS can run the core (CPUID, XGETBV) */
 	bool (*probe)(void);
+	/*
+	 * NULL, or false where the core runs (probe passed) but "auto"
+	 * must pass it over for the next one in xts_backends[]: zmm on
+	 * CPUs that lower their clock for 512-bit vectors. A forced core
+	 * ignores it.
+	 */
+	bool (*preferred)(void);
 	/*
 	 * Expand @key (Key1 || Key2, 64 bytes) into ctx->state. The caller
 	 * has checked that the halves differ.
@@ -101,6 +112,7 @@ struct xts_ctx {
 extern const struct xts_backend xts_backend_software;
 extern const struct xts_backend xts_backend_aesni;
 extern const struct xts_backend xts_backend_vaes;
+extern const struct xts_backend xts_backend_zmm;
 
 /*
  * xts_backends - every core, fastest first, NULL-terminated.
@@ -116,7 +128,8 @@ const struct xts_backend *xts_backend_find(const char *name);
  * xts_choose() - pick the core to use and self-test it.
  * @want: a core name, "auto" or NULL. NULL means: the XTSFS_CIPHER
  *        environment variable if set and not empty, else "auto".
- *        "auto" is the first core in xts_backends[] whose probe passes.
+ *        "auto" is the first core in xts_backends[] whose probe passes
+ *        and that is preferred on this CPU (see struct xts_backend).
  * @out:  the chosen core.
  *
  * A forced core that this CPU cannot run is an error, never a silent

@@ -83,6 +83,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "xts_x86.h"
+
 #define TARGET __attribute__((target("avx2,vaes,vpclmulqdq,aes,sse4.1,pclmul")))
 #define INLINE TARGET static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
@@ -132,26 +134,16 @@ INLINE struct work *work_init(struct work *wk, const uint8_t rk[15][16])
 }
 
 /*
- * wipe_mem() - explicit_bzero() behind a call GCC does not inline: with
- * ASan's fake stacks, GCC 12 otherwise "proves" a path where the work
- * area is NULL and -Wnonnull stops the build.
- */
-static __attribute__((noinline)) void wipe_mem(void *p, size_t len)
-{
-	explicit_bzero(p, len);
-}
-
-/*
  * work_wipe() - wipe the parts of the work area that were used, and every
  * vector register (the ABI asks only for clean upper halves).
  */
 INLINE void work_wipe(struct work *w, bool units, bool odd)
 {
 	_mm256_zeroall();
-	wipe_mem(w, units ? offsetof(struct work, odd)
+	xts_x86_wipe(w, units ? offsetof(struct work, odd)
 			  : offsetof(struct work, nx));
 	if (odd)
-		wipe_mem(&w->odd, sizeof(w->odd));
+		xts_x86_wipe(&w->odd, sizeof(w->odd));
 }
 
 /*
@@ -165,20 +157,6 @@ INLINE __m256i hidden(const __m256i *p)
 {
 	__asm__ volatile("" : "+r"(p));
 	return *p;
-}
-
-/* T * x for one tweak: the doubling of IEEE 1619, on an xmm register. */
-INLINE __m128i mul_x(__m128i t)
-{
-	/*
-	 * Shift each 32-bit word left by one; the top bit of word i - 1
-	 * (a mask from SRAD, rotated up by PSHUFD) adds 1 to word i, and
-	 * the top bit of word 3, x^128, wraps around as 0x87.
-	 */
-	const __m128i carry = _mm_set_epi32(1, 1, 1, 0x87);
-	__m128i c = _mm_shuffle_epi32(_mm_srai_epi32(t, 31), 0x93);
-
-	return _mm_xor_si128(_mm_slli_epi32(t, 1), _mm_and_si128(c, carry));
 }
 
 /*
@@ -213,39 +191,13 @@ INLINE void tweak_init(__m256i tw[NVEC], __m128i t)
 {
 	const __m256i poly = _mm256_set1_epi64x(0x87);
 	__m256i p = _mm256_inserti128_si256(_mm256_castsi128_si256(t),
-					    mul_x(t), 1);
+					    xts_x86_mul_x(t), 1);
 
 	tw[0] = p;
 	UNROLL
 	for (int i = 1; i < NVEC; i++)
 		tw[i] = mul_xk(p, 2 * i, poly);
 }
-
-/* One block with AES-256 on an xmm register: tweaks and stolen blocks. */
-INLINE __m128i enc1(__m128i x, const uint8_t rk[15][16])
-{
-	x = _mm_xor_si128(x, _mm_load_si128((const __m128i *)rk[0]));
-	UNROLL
-	for (int r = 1; r < 14; r++)
-		x = _mm_aesenc_si128(x, _mm_load_si128((const __m128i *)rk[r]));
-	return _mm_aesenclast_si128(x, _mm_load_si128((const __m128i *)rk[14]));
-}
-
-INLINE __m128i dec1(__m128i x, const uint8_t rk[15][16])
-{
-	x = _mm_xor_si128(x, _mm_load_si128((const __m128i *)rk[0]));
-	UNROLL
-	for (int r = 1; r < 14; r++)
-		x = _mm_aesdec_si128(x, _mm_load_si128((const __m128i *)rk[r]));
-	return _mm_aesdeclast_si128(x, _mm_load_si128((const __m128i *)rk[14]));
-}
-
-/* What crypt_blocks() leaves in w->tw for the next call. */
-enum next_tweaks {
-	TW_KEEP,  /* unchanged: the tail, whose caller still needs them */
-	TW_STEP,  /* times x^NBLK: the next iteration of the same unit */
-	TW_NEXT,  /* w->nx: the first iteration of the next unit */
-};
 
 /*
  * crypt_blocks() - XTS on NBLK blocks with the tweaks in w->tw.
@@ -340,7 +292,7 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 	UNROLL
 	for (int i = 0; i < NVEC; i++)
 		_mm256_storeu_si256((__m256i *)&w->odd.tt[2 * i], w->tw[i]);
-	w->odd.tt[NBLK] = mul_x(w->odd.tt[NBLK - 1]);
+	w->odd.tt[NBLK] = xts_x86_mul_x(w->odd.tt[NBLK - 1]);
 	if (enc) {
 		/*
 		 * PP = P_m || CC[rem..15]; C_m = CC[0..rem-1];
@@ -351,7 +303,7 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 		memcpy(dst + 16, dst, rem);
 		t = w->odd.tt[j];
 		x = _mm_xor_si128(_mm_load_si128((const __m128i *)b), t);
-		x = _mm_xor_si128(enc1(x, kx->ek1), t);
+		x = _mm_xor_si128(xts_x86_enc1(x, kx->ek1), t);
 		_mm_storeu_si128((__m128i *)dst, x);
 	} else {
 		/*
@@ -360,14 +312,14 @@ cts(struct work *w, const struct aes_x86_keys *kx, bool enc, uint8_t *dst,
 		 */
 		t = w->odd.tt[j + 1];
 		x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src), t);
-		x = _mm_xor_si128(dec1(x, kx->dk1), t);
+		x = _mm_xor_si128(xts_x86_dec1(x, kx->dk1), t);
 		_mm_store_si128((__m128i *)b, x);
 		memcpy(c, b, 16);
 		memcpy(c, src + 16, rem);
 		memcpy(dst + 16, b, rem);
 		t = w->odd.tt[j];
 		x = _mm_xor_si128(_mm_load_si128((const __m128i *)c), t);
-		x = _mm_xor_si128(dec1(x, kx->dk1), t);
+		x = _mm_xor_si128(xts_x86_dec1(x, kx->dk1), t);
 		_mm_storeu_si128((__m128i *)dst, x);
 	}
 }
@@ -382,8 +334,9 @@ INLINE void crypt_one(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	/* decryption with stealing must hold back the last full block */
 	size_t nb = len / XTS_BLOCK_SIZE - (!enc && rem);
 
-	tweak_init(w->tw, enc1(_mm_loadu_si128((const __m128i *)tweak_in),
-			       kx->ek2));
+	tweak_init(w->tw,
+		   xts_x86_enc1(_mm_loadu_si128((const __m128i *)tweak_in),
+				kx->ek2));
 	for (; nb >= NBLK; nb -= NBLK) {
 		crypt_blocks(w, enc, dst, src, TW_STEP);
 		src += NBLK * XTS_BLOCK_SIZE;
@@ -404,12 +357,6 @@ INLINE void crypt_one(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	work_wipe(w, false, nb || rem);
 }
 
-/* The tweak input of a unit: xts_unit_tweak(), on x86's little-endian lanes. */
-INLINE __m128i unit_tweak_in(__m128i id, uint64_t unit)
-{
-	return _mm_xor_si128(id, _mm_cvtsi64_si128((long long)unit));
-}
-
 INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 			const uint8_t *src, size_t nunits,
 			const uint8_t id[XTS_ID_SIZE], uint64_t first_unit)
@@ -418,7 +365,9 @@ INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 	const __m128i idv = _mm_loadu_si128((const __m128i *)id);
 	struct work wk, *w = work_init(&wk, enc ? kx->ek1 : kx->dk1);
 
-	tweak_init(w->tw, enc1(unit_tweak_in(idv, first_unit), kx->ek2));
+	tweak_init(w->tw,
+		   xts_x86_enc1(xts_x86_unit_tweak_in(idv, first_unit),
+				kx->ek2));
 	for (size_t u = 0; u < nunits; u++) {
 		bool more = u + 1 < nunits;
 		__m128i t = _mm_setzero_si128();
@@ -429,8 +378,9 @@ INLINE void crypt_units(const struct xts_ctx *ctx, bool enc, uint8_t *dst,
 		 * the pipeline between units.
 		 */
 		if (more)
-			t = enc1(unit_tweak_in(idv, first_unit + u + 1),
-				 kx->ek2);
+			t = xts_x86_enc1(
+				xts_x86_unit_tweak_in(idv, first_unit + u + 1),
+				kx->ek2);
 		crypt_blocks(w, enc, dst, src, TW_STEP);
 		src += NBLK * XTS_BLOCK_SIZE;
 		dst += NBLK * XTS_BLOCK_SIZE;

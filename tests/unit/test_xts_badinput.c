@@ -54,6 +54,10 @@ static void check_choice(void)
 	const struct xts_backend *be = NULL;
 
 	/* The mask was set before the first probe (see main). */
+	CHECK(xts_choose("zmm", &be) == -ENOTSUP, "masked zmm accepted");
+	CHECK(strstr(xts_choose_error(), "needs AVX-512"),
+	      "unclear error: %s", xts_choose_error());
+	printf("forced zmm on a masked CPU: %s\n", xts_choose_error());
 	CHECK(xts_choose("vaes", &be) == -ENOTSUP, "masked vaes accepted");
 	CHECK(strstr(xts_choose_error(), "cannot run on this CPU"),
 	      "unclear error: %s", xts_choose_error());
@@ -110,7 +114,7 @@ static void check_secmem(void)
 int main(void)
 {
 	/* Before any probe: make this CPU look like one without AES-NI. */
-	setenv("XTSFS_CPU_MASK", "aesni,vaes,vpclmul,avx2,pclmul", 1);
+	setenv("XTSFS_CPU_MASK", "aesni,vaes,vpclmul,avx2,pclmul,avx512", 1);
 	unsetenv("XTSFS_CIPHER");
 	check_key_rules();
 	check_choice();

@@ -3,21 +3,32 @@
  * test_xts_diff.c - differential test of every core this CPU can run
  * against OpenSSL's EVP aes-256-xts (an independent implementation) and
  * against the "software" core: random keys and tweaks; every length from
- * 16 to 1100 bytes and log-uniform random lengths up to 1 MiB (most not
- * multiples of 16); out of place and in place; source and destination
- * misaligned by 0..31 bytes; and multi-unit calls (encrypt_units) against
- * the same units done one at a time, with unit numbers that cross byte
- * boundaries and reach 2^64 - 1. XTSFS_TEST_SEED reproduces a run;
- * XTSFS_TEST_LONG=1 does ten times as many cases.
+ * 16 to 4 KiB + 2 blocks (every tail, with and without ciphertext
+ * stealing, after 0..8 full iterations of the widest core) and
+ * log-uniform random lengths up to 1 MiB (most not multiples of 16); out
+ * of place and in place; source and destination misaligned by 0..31
+ * bytes, with canaries around the output that no core may touch; buffers
+ * that end, or start, at a page next to an inaccessible one, so that a
+ * core reading or writing a byte outside them (a masked tail done wrong)
+ * crashes the test; and multi-unit calls (encrypt_units) against the same
+ * units done one at a time, with unit numbers that cross byte boundaries
+ * and reach 2^64 - 1. XTSFS_TEST_SEED reproduces a run; XTSFS_TEST_LONG=1
+ * does ten times as many cases.
  */
 #include <openssl/evp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "xts.h"
 
 #define MAX_LEN (1u << 20)
+#define ALL_LENS (XTSFS_UNIT_SIZE + 32) /* every length 16..ALL_LENS */
+#define CANARY 0xc3                     /* bytes around an output */
+#define GUARD_LEN (3 * XTSFS_UNIT_SIZE) /* guarded buffer, <= 3 pages */
 
 static uint8_t *pt, *ct, *ref, *work;
+static uint8_t *g_lo[2], *g_hi[2]; /* guarded source, destination */
 static EVP_CIPHER_CTX *ossl;
 
 static void ossl_xts(int enc, uint8_t *dst, const uint8_t *src, size_t len,
@@ -48,6 +59,22 @@ static size_t random_len(void)
 	return len > MAX_LEN ? MAX_LEN : len;
 }
 
+/* @buf[0..off) and @buf[off + len, off + len + 32) still hold CANARY? */
+static void check_canary(const char *what, const uint8_t *buf, size_t off,
+			 size_t len)
+{
+	for (size_t i = 0; i < off + len + 32; i++) {
+		if (i == off)
+			i += len;
+		if (buf[i] != CANARY) {
+			CHECK(0, "%s: byte %zd from the output's start, "
+			      "outside it, was written", what,
+			      (ssize_t)i - (ssize_t)off);
+			return;
+		}
+	}
+}
+
 /* One unit of @len bytes through @be, checked against OpenSSL and @soft. */
 static void check_one(const struct xts_backend *be, struct xts_ctx *ctx,
 		      struct xts_ctx *soft, const uint8_t key[64], size_t len)
@@ -62,11 +89,15 @@ static void check_one(const struct xts_backend *be, struct xts_ctx *ctx,
 
 	snprintf(what, sizeof(what), "%s encrypt len %zu src+%zu dst+%zu",
 		 be->name, len, so, doff);
+	memset(ct, CANARY, doff + len + 32);
 	CHECK_OK(xts_encrypt_one(ctx, ct + doff, pt + so, len, tw));
+	check_canary(what, ct, doff, len);
 	if (!test_memeq(what, ct + doff, ref, len))
 		return;
 	snprintf(what, sizeof(what), "%s decrypt len %zu", be->name, len);
+	memset(work, CANARY, so + len + 32);
 	CHECK_OK(xts_decrypt_one(ctx, work + so, ct + doff, len, tw));
+	check_canary(what, work, so, len);
 	test_memeq(what, work + so, pt + so, len);
 
 	/* in place, at the odd offset */
@@ -86,6 +117,60 @@ static void check_one(const struct xts_backend *be, struct xts_ctx *ctx,
 		snprintf(what, sizeof(what), "%s vs software len %zu",
 			 be->name, len);
 		test_memeq(what, ct + doff, work, len);
+	}
+}
+
+/*
+ * A buffer of GUARD_LEN bytes with an inaccessible page right before and
+ * right after it: *@lo is its start, *@hi its end.
+ */
+static void guarded_map(uint8_t **lo, uint8_t **hi)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t inner = (GUARD_LEN + page - 1) / page * page;
+	uint8_t *p = mmap(NULL, inner + 2 * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p, page, PROT_NONE) ||
+	    mprotect(p + page + inner, page, PROT_NONE)) {
+		perror("test_xts_diff: guard pages");
+		exit(2);
+	}
+	*lo = p + page;
+	*hi = p + page + inner;
+}
+
+/*
+ * @len bytes that end at an inaccessible page, then start right after
+ * one: a core that touches one byte outside its source or destination
+ * (a masked load or store of a tail done wrong) dies with SIGSEGV.
+ */
+static void check_guarded(const struct xts_backend *be, struct xts_ctx *ctx,
+			  const uint8_t key[64], uint8_t *const lo[2],
+			  uint8_t *const hi[2], size_t len)
+{
+	uint8_t tw[16];
+	char what[96];
+
+	rng_bytes(tw, 16);
+	rng_bytes(pt, len);
+	ossl_xts(1, ref, pt, len, key, tw);
+	for (int at_end = 0; at_end < 2; at_end++) {
+		uint8_t *s = at_end ? hi[0] - len : lo[0];
+		uint8_t *d = at_end ? hi[1] - len : lo[1];
+
+		memcpy(s, pt, len);
+		snprintf(what, sizeof(what), "%s encrypt len %zu next to a "
+			 "guard page (%s)", be->name, len,
+			 at_end ? "after" : "before");
+		CHECK_OK(xts_encrypt_one(ctx, d, s, len, tw));
+		test_memeq(what, d, ref, len);
+		CHECK_OK(xts_decrypt_one(ctx, s, d, len, tw));
+		test_memeq(what, s, pt, len);
+		CHECK_OK(xts_encrypt_one(ctx, s, s, len, tw)); /* in place */
+		test_memeq(what, s, ref, len);
+		CHECK_OK(xts_decrypt_one(ctx, s, s, len, tw));
+		test_memeq(what, s, pt, len);
 	}
 }
 
@@ -144,8 +229,12 @@ static void run_core(const struct xts_backend *be, int scale)
 	}
 	if (be != &xts_backend_software)
 		CHECK_OK(xts_ctx_new(&soft, &xts_backend_software, key));
-	for (size_t len = 16; len <= 1100; len++)
+	for (size_t len = 16; len <= ALL_LENS; len++)
 		check_one(be, ctx, soft, key, len);
+	for (size_t len = 16; len <= 600; len++)
+		check_guarded(be, ctx, key, g_lo, g_hi, len);
+	for (size_t len = 601; len <= GUARD_LEN; len += 1 + rng_below(97))
+		check_guarded(be, ctx, key, g_lo, g_hi, len);
 	check_one(be, ctx, soft, key, MAX_LEN);
 	check_one(be, ctx, soft, key, MAX_LEN - 1);
 	check_one(be, ctx, soft, key, XTSFS_UNIT_SIZE);
@@ -186,6 +275,8 @@ int main(void)
 	ossl = EVP_CIPHER_CTX_new();
 	if (!pt || !ct || !ref || !work || !ossl)
 		return 2;
+	guarded_map(&g_lo[0], &g_hi[0]);
+	guarded_map(&g_lo[1], &g_hi[1]);
 	for (size_t i = 0; xts_backends[i]; i++) {
 		if (!xts_backends[i]->probe()) {
 			printf("%-10s UNAVAILABLE\n", xts_backends[i]->name);
