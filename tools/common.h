@@ -66,7 +66,7 @@ enum {
 "                          it is not a terminal\n"                          \
 "      --volume-key-file=FILE  use the raw volume key saved from\n"         \
 "                          xtsfs-mkfs --print-volume-key instead\n"         \
-"      --cipher=CORE       cipher core: auto, vaes, aesni or software\n"    \
+"      --cipher=CORE       cipher core: auto, zmm, vaes, aesni or software\n"    \
 "                          (default: XTSFS_CIPHER, else auto)\n"
 
 #define COMMON_UNLOCK_HELP                                                  \

@@ -125,10 +125,10 @@ complete_words() {
 	for c in xtsfs xtsfs-mkfs xtsfs-passwd; do
 		fn=_$(echo "$c" | tr - _)
 		run complete_words "$fn" "$c" --cipher ''
-		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes)" ]
+		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes zmm)" ]
 		# --cipher=<TAB>: bash splits the word at '='.
 		run complete_words "$fn" "$c" --cipher = ''
-		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes)" ]
+		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes zmm)" ]
 	done
 	run complete_words _xtsfs xtsfs -o ''
 	[ "$(sort <<<"$output")" = "$(printf '%s\n' allow_costly_kdf allow_other attr_timeout= entry_timeout= extpass= passfile= read_ahead_kb= ro rw writeback)" ]
