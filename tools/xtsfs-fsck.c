@@ -306,7 +306,15 @@ static int refuse_mounted(const char *dir)
 			"first\n", dir, check_escape(esc, sizeof(esc), where));
 		return FSCK_OPERROR;
 	}
-	/* a daemon started with a relative path names its mount so */
+	/*
+	 * A daemon started with a relative path names its mount so. One
+	 * whose mount is gone may still be exiting: fusermount3 -u returns
+	 * before the daemon has closed the cipher directory (on a busy
+	 * machine, for a second or more). Wait up to 5 s for it to let go.
+	 */
+	for (int i = 0; i < 50 && check_held("/proc", "xtsfs", dir, &pid) == 1;
+	     i++)
+		usleep(100000);
 	if (check_held("/proc", "xtsfs", dir, &pid) == 1) {
 		fprintf(stderr, PROG ": %s is in use by an xtsfs daemon (pid "
 			"%ld): unmount it first\n", dir, pid);
