@@ -115,6 +115,10 @@ static const struct cli cli = {
 "                          only at the next open or after the timeouts);\n"
 "                          noparalleldirops: the kernel serializes lookups\n"
 "                          and listings of each directory (for comparison);\n"
+"                          dirhandles: every opendir goes to the daemon\n"
+"                          (by default, where changes are notified, the\n"
+"                          kernel skips OPENDIR and RELEASEDIR and keeps\n"
+"                          listings until they change; for comparison);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -147,6 +151,7 @@ struct opts {
 	int sharedstorage;     /* -o sharedstorage (fuse_opt sets it) */
 	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
 	int pdirops;           /* -o noparalleldirops clears it (fuse_opt) */
+	int dirhandles;        /* -o dirhandles: OPENDIR as before (fuse_opt) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
 	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
@@ -261,6 +266,7 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("nonotify", notify, 0),
 	OPT_FLAG("paralleldirops", pdirops, 1),
 	OPT_FLAG("noparalleldirops", pdirops, 0),
+	OPT_FLAG("dirhandles", dirhandles, 1),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -787,6 +793,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
 	fs.m.sharedstorage = o->sharedstorage;
+	fs.m.dir_handles = o->dirhandles;
 	fs.m.entry_timeout = timeout_of(o, o->entry_timeout, ENTRY_TIMEOUT);
 	fs.m.attr_timeout = timeout_of(o, o->attr_timeout, ATTR_TIMEOUT);
 	fs.m.mountpoint = o->mountpoint;

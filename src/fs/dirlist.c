@@ -7,6 +7,8 @@
  */
 #include "mount_int.h"
 
+#include "scratch.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -170,4 +172,35 @@ void xm_releasedir(struct xdir *d)
 {
 	close(d->fd);
 	free(d);
+}
+
+/* see mount.h */
+int xm_dir_borrow(struct xnode *in, struct xdir **out)
+{
+	/*
+	 * The thread's buffer, not a malloc per request: a listing without
+	 * OPENDIR is one or two READDIRs per directory, each opening the
+	 * lower directory and seeking to the kernel's position (ext4, XFS,
+	 * btrfs and tmpfs positions stay valid across opens).
+	 */
+	struct xdir *d = (struct xdir *)(void *)scratch_get(SCRATCH_LISTING,
+							      sizeof(*d));
+	int fd;
+
+	if (!d)
+		return -ENOMEM;
+	fd = openat(in->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d->fd = fd;
+	xdir_reset(d, 0);
+	*out = d;
+	return 0;
+}
+
+/* see mount.h */
+void xm_dir_return(struct xdir *d)
+{
+	close(d->fd);
+	d->fd = -1;
 }

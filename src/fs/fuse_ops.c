@@ -76,14 +76,45 @@ static struct caller caller_of(fuse_req_t req)
 	return who;
 }
 
+/*
+ * Whether OPENDIR is answered ENOSYS, so that the kernel skips OPENDIR
+ * and RELEASEDIR for the rest of the mount and keeps every listing
+ * (fs/fuse/file.c, fuse_do_open(): no_opendir, FOPEN_KEEP_CACHE |
+ * FOPEN_CACHE_DIR). Only where the change notifier runs: a listing is
+ * then dropped when the kernel changes the directory itself (its
+ * iversion), when the notifier tells it of a name changed beside us, or,
+ * in a directory the notifier could not watch, when its mtime moved
+ * (attributes of such directories live NEG_TIMEOUT). Not with
+ * sharedstorage: others' changes raise no event there, and each opendir
+ * must look at the lower directory (xm_opendir()).
+ */
+static bool skip_opendir(const struct xmount *m)
+{
+	return m->notify && !m->dir_handles && !m->sharedstorage;
+}
+
+/* Seconds the kernel may keep @in's attributes. */
+static double attr_ttl(struct xmount *m, struct xnode *in)
+{
+	/*
+	 * Without OPENDIR, a kept listing is checked against the mtime
+	 * only (at position 0, fuse_readdir_cached()), and only once the
+	 * attributes expired.
+	 */
+	if (in->type == S_IFDIR && m->attr_timeout > NEG_TIMEOUT &&
+	    skip_opendir(m) && !xm_notify_covers(m, in))
+		return NEG_TIMEOUT;
+	return m->attr_timeout;
+}
+
 /* The entry for node @in with attributes @st (one reference). */
-static void fill_entry(struct fuse_entry_param *e, const struct xmount *m,
+static void fill_entry(struct fuse_entry_param *e, struct xmount *m,
 		       struct xnode *in, const struct stat *st)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = (fuse_ino_t)(uintptr_t)in;
 	e->attr = *st;
-	e->attr_timeout = m->attr_timeout;
+	e->attr_timeout = attr_ttl(m, in);
 	e->entry_timeout = m->entry_timeout;
 }
 
@@ -156,7 +187,7 @@ static void reply_attr(fuse_req_t req, struct xnode *in, int err,
 		return;
 	}
 	xm_told(in, st);
-	fuse_reply_attr(req, st, mnt_of(req)->attr_timeout);
+	fuse_reply_attr(req, st, attr_ttl(mnt_of(req), in));
 }
 
 static void fwd_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -570,8 +601,13 @@ static void fwd_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct xdir *d;
 	bool keep;
-	int err = xm_opendir(mnt_of(req), node_of(req, ino), &d, &keep);
+	int err;
 
+	if (skip_opendir(mnt_of(req))) {
+		fuse_reply_err(req, ENOSYS); /* and never again: no_opendir */
+		return;
+	}
+	err = xm_opendir(mnt_of(req), node_of(req, ino), &d, &keep);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -645,6 +681,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	/* no handle: the kernel skips OPENDIR (skip_opendir()) */
+	if (!d && (rc = xm_dir_borrow(dir, &d)) != 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	rc = xm_dir_seek(d, offset);
 	while (!rc) {
 		struct xm_dirent de;
@@ -669,6 +710,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		rem -= need;
 		xm_dir_take(d, &de);
 	}
+	if (!dir_of(fi))
+		xm_dir_return(d);
 	if (rc < 0 && rem == size)
 		fuse_reply_err(req, -rc);
 	else
@@ -691,16 +734,23 @@ static void fwd_releasedir(fuse_req_t req, fuse_ino_t ino,
 			   struct fuse_file_info *fi)
 {
 	(void)ino;
-	xm_releasedir(dir_of(fi));
+	if (dir_of(fi))
+		xm_releasedir(dir_of(fi));
 	fuse_reply_err(req, 0);
 }
 
 static void fwd_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			 struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, -xm_fsync(mnt_of(req), xm_dir_fd(dir_of(fi)),
-				      datasync != 0));
+	struct xdir *d = dir_of(fi);
+	int err = d ? 0 : xm_dir_borrow(node_of(req, ino), &d);
+
+	if (!err) {
+		err = xm_fsync(mnt_of(req), xm_dir_fd(d), datasync != 0);
+		if (!dir_of(fi))
+			xm_dir_return(d);
+	}
+	fuse_reply_err(req, -err);
 }
 
 /* ---- extended attributes ------------------------------------------------ */

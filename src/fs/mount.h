@@ -108,6 +108,10 @@ struct xmount {
 				       * not files (xm_link) */
 	bool sharedstorage;           /* -o sharedstorage: others write the
 				       * lower files unannounced (network fs) */
+	bool dir_handles;             /* -o dirhandles: a lower handle per
+				       * open directory (OPENDIR/RELEASEDIR
+				       * round trips) even where the notifier
+				       * would let the kernel skip them */
 	const char *mountpoint;       /* for log lines */
 	const char *cipherdir;        /* for log lines */
 	struct bdi_tune readahead;    /* applied at the first open */
@@ -567,5 +571,16 @@ int xm_dir_fd(const struct xdir *d);
 
 /* xm_releasedir() - close @d. */
 void xm_releasedir(struct xdir *d);
+
+/*
+ * xm_dir_borrow() - a listing of directory @in for one request that has
+ * no open directory (the kernel skips OPENDIR): the calling thread's own
+ * struct xdir, at position 0 (xm_dir_seek() moves it). Give it back with
+ * xm_dir_return() before the thread's next xm_dir_borrow().
+ */
+int xm_dir_borrow(struct xnode *in, struct xdir **d);
+
+/* xm_dir_return() - close what xm_dir_borrow() opened. */
+void xm_dir_return(struct xdir *d);
 
 #endif /* XTSFS_MOUNT_H */

@@ -483,15 +483,19 @@ static void node_check(struct xm_notify *n, struct xnode *in)
 	}
 }
 
-/* Entry @name of @dir appeared, vanished or moved beside us. */
-static void entry_changed(struct xm_notify *n, struct xnode *dir,
+/*
+ * Entry @name of @dir appeared, vanished or moved beside us.
+ * Return: whether the kernel was told of a name (so its listing of @dir
+ * is stale too).
+ */
+static bool entry_changed(struct xm_notify *n, struct xnode *dir,
 			  const char *name)
 {
 	char plain[256];
 	int rc = name_dec(n->m, dir, name, plain);
 
 	if (rc == 1)
-		return; /* ours: a dirid, a sidecar, the header */
+		return false; /* ours: a dirid, a sidecar, the header */
 	/*
 	 * A long name whose sidecar went with it: its plaintext as the
 	 * kernel learnt it, if remembered; else the directory's attributes
@@ -506,11 +510,12 @@ static void entry_changed(struct xm_notify *n, struct xnode *dir,
 			atomic_fetch_add(&n->inodes, 1);
 			n->cb->inval_inode(n->arg, dir, true);
 		}
-		return;
+		return false;
 	}
 	atomic_fetch_add(&n->entries, 1);
 	n->cb->inval_entry(n->arg, dir, plain, strlen(plain));
 	explicit_bzero(plain, sizeof(plain));
+	return true;
 }
 
 /* Object @name of @dir changed beside us (or we changed it). */
@@ -588,6 +593,8 @@ static void batch_add(struct xm_notify *n, const struct inotify_event *ev,
 /* Tell the kernel what the batch says, and empty it. */
 static void batch_run(struct xm_notify *n)
 {
+	int listed = -1; /* the watch whose listing was dropped last */
+
 	if (n->overflow)
 		overflow_all(n);
 	n->overflow = false;
@@ -606,8 +613,21 @@ static void batch_run(struct xm_notify *n)
 			if (b->mask & IN_ATTRIB)
 				node_check(n, dir);
 		} else {
-			if (b->mask & WATCH_ENTRY)
-				entry_changed(n, dir, b->name);
+			/*
+			 * The directory's listing too, once for a run of its
+			 * names: without OPENDIR (fuse_ops.c) no open drops
+			 * it. fuse_reverse_inval_entry() marks the directory
+			 * changed itself where it finds the name: on 6.18
+			 * always (37-coherence passes without this), before
+			 * only for a name in the dentry cache (d_lookup()),
+			 * not for a new one the kernel never looked up.
+			 */
+			if ((b->mask & WATCH_ENTRY) &&
+			    entry_changed(n, dir, b->name) && b->wd != listed) {
+				listed = b->wd;
+				atomic_fetch_add(&n->inodes, 1);
+				n->cb->inval_inode(n->arg, dir, true);
+			}
 			if (b->mask & WATCH_ATTR)
 				attrs_changed(n, dir, b->name);
 		}

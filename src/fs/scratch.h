@@ -21,6 +21,7 @@ enum scratch_slot {
 	SCRATCH_UNITS,       /* reverse read: the whole units of a range */
 	SCRATCH_HOLES,       /* reverse read: which of those units are holes */
 	SCRATCH_XATTR,       /* a stored xattr value or name list */
+	SCRATCH_LISTING,     /* dirlist.c: a listing without a handle */
 	SCRATCH_SLOTS
 };
 

@@ -1560,3 +1560,92 @@ C
 		[ "$(wc -l <"$T/names.$pass")" -eq 720 ]
 	done
 }
+
+# count_ops LOG OPCODE: how many requests of OPCODE a -d log shows.
+count_ops() {
+	grep -c "opcode: $2 " "$1" || true
+}
+
+# listing_run OPTS...: mount $C on $M with -d and OPTS, list and sync
+# directories, unmount; the requests in $O/d.log, the listings in
+# $O/list ($O: not $T, whose mtime shows as the root's "..").
+listing_run() {
+	local pid i
+	track_mount "$M"
+	xtsfs -d --passfile "$T/pass" "$@" "$C" "$M" >"$O/d.log" 2>&1 &
+	pid=$!
+	for i in $(seq 1 100); do
+		mountpoint -q "$M" && break
+		sleep 0.1
+	done
+	mountpoint -q "$M"
+	{
+		find "$M" | LC_ALL=C sort
+		ls -laR --time-style=full-iso "$M" | sed "s|$M||"
+		ls -la "$M/big" | wc -l
+		# seekdir back to a position telldir gave, in the big directory
+		python3 - "$M/big" <<'PY'
+import ctypes, ctypes.util, sys
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+libc.opendir.restype = ctypes.c_void_p
+libc.readdir.restype = ctypes.c_void_p
+libc.readdir.argtypes = [ctypes.c_void_p]
+libc.telldir.restype = ctypes.c_long
+libc.telldir.argtypes = [ctypes.c_void_p]
+libc.seekdir.argtypes = [ctypes.c_void_p, ctypes.c_long]
+libc.closedir.argtypes = [ctypes.c_void_p]
+d = libc.opendir(sys.argv[1].encode())
+name = lambda e: ctypes.string_at(e + 19).decode()
+for _ in range(700):
+    libc.readdir(d)
+pos = libc.telldir(d)
+a = [name(libc.readdir(d)) for _ in range(5)]
+libc.seekdir(d, pos)
+b = [name(libc.readdir(d)) for _ in range(5)]
+libc.closedir(d)
+assert a == b, (a, b)
+print("seekdir ok")
+PY
+		# fsync of a directory (FSYNCDIR, with or without a handle)
+		python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd); print("fsyncdir ok")' "$M/big"
+	} >"$O/list"
+	fusermount3 -u "$M"
+	wait "$pid"
+}
+
+@test "listings without OPENDIR where changes are notified: the same answers as with a handle per opendir, and none sent" {
+	long=$(printf 'N%.0s' $(seq 1 230))
+	mkdir -p "$M/big" "$M/a/b/c"
+	# more entries than one READDIR reply holds: the listing resumes at
+	# the kernel's offsets, each time in a newly opened lower directory
+	for i in $(seq 1 1500); do
+		: >"$M/big/file-$i"
+	done
+	for i in $(seq 1 30); do
+		: >"$M/big/$long$i"
+		ln -s "file-$i" "$M/a/b/c/l$i"
+	done
+	umount_vol "$M"
+	O=$T/out
+	mkdir "$O"
+	listing_run
+	mv "$O/list" "$O/list.default"
+	mv "$O/d.log" "$O/log.default"
+	for o in dirhandles nonotify sharedstorage; do
+		listing_run -o "$o"
+		diff "$O/list.default" "$O/list"
+		# each opendir went to the daemon, and was released
+		[ "$(count_ops "$O/d.log" OPENDIR)" -ge 8 ]
+		[ "$(count_ops "$O/d.log" RELEASEDIR)" -eq "$(count_ops "$O/d.log" OPENDIR)" ]
+	done
+	grep -qx 'seekdir ok' "$O/list.default"
+	grep -qx 'fsyncdir ok' "$O/list.default"
+	[ "$(grep -c "/big/file-" "$O/list.default")" -eq 1500 ]
+	[ "$(grep -c "/big/$long" "$O/list.default")" -eq 30 ]
+	# by default one OPENDIR, answered ENOSYS, and no RELEASEDIR: the
+	# kernel opens directories by itself from then on
+	[ "$(count_ops "$O/log.default" OPENDIR)" -eq 1 ]
+	[ "$(count_ops "$O/log.default" RELEASEDIR)" -eq 0 ]
+	[ "$(count_ops "$O/log.default" FSYNCDIR)" -eq 1 ]
+	[ "$(count_ops "$O/log.default" READDIRPLUS)" -gt 0 ]
+}

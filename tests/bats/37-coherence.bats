@@ -395,6 +395,55 @@ scenario_11() {
 	scenario_11
 }
 
+# names B never looked up, made and removed in A while B keeps the
+# listings (cached by the kernel, with or without OPENDIR): B's next
+# listing shows them, in the root and in a subdirectory, and a name
+# removed in A leaves B's listing (a long name too). Listed without a
+# stat of the directory (ls would stat it, and the kernel, which drops
+# a directory's atime after reading it, would then ask for its
+# attributes and see the new mtime by itself), after a stat that made
+# B's attributes of both directories fresh: only what B is told, or an
+# opendir that looks at the lower directory, can show the change.
+lsdir() {
+	python3 -c 'import os, sys; print("\n".join(sorted(os.listdir(sys.argv[1]))))' "$1"
+}
+scenario_11l() {
+	local l
+	l=$(printf 'L%.0s' $(seq 1 220))
+	mkdir "$A/sub"
+	echo old >"$A/sub/old"
+	echo gone >"$A/$l"
+	lsdir "$B" >/dev/null
+	lsdir "$B/sub" >/dev/null
+	stat "$B" "$B/sub" >/dev/null
+	echo new >"$A/fresh"
+	converge "new name never looked up, listing" \
+		bash -c "$(declare -f lsdir); lsdir '$B' | grep -qx fresh"
+	echo new >"$A/sub/fresh"
+	converge "new name in a subdirectory, listing" \
+		bash -c "$(declare -f lsdir); lsdir '$B/sub' | grep -qx fresh"
+	rm "$A/sub/old"
+	converge "removed name, listing" \
+		bash -c "$(declare -f lsdir); ! lsdir '$B/sub' | grep -qx old"
+	rm "$A/$l"
+	converge "removed long name, listing" \
+		bash -c "$(declare -f lsdir); ! lsdir '$B' | grep -qx '$l'"
+	[ "$(lsdir "$B" | tr '\n' ' ')" = "fresh sub " ]
+	[ "$(lsdir "$B/sub")" = fresh ]
+}
+@test "default: names made and removed in A that B never looked up: B's listings" {
+	mounts default
+	scenario_11l
+}
+@test "nonotify: names made and removed in A that B never looked up: B's listings" {
+	mounts nonotify
+	scenario_11l
+}
+@test "sharedstorage: names made and removed in A that B never looked up: B's listings" {
+	mounts sharedstorage
+	scenario_11l
+}
+
 # chown and touch -d in A: B's stat sees owner and mtime
 scenario_12() {
 	echo x >"$A/f"

@@ -156,12 +156,19 @@ static void beside(struct xnode *g)
 	CHECK(s.entries == 1 && s.last_dir == M.root &&
 	      !strcmp(s.last_name, "new"), "create beside: %d entries, %s",
 	      s.entries, s.last_name);
+	/* and the directory's listing, which no OPENDIR would drop */
+	CHECK(s.inodes == 1 && s.pages == 1 && s.last_in == M.root,
+	      "create beside: the listing: %d inodes, %d pages", s.inodes,
+	      s.pages);
 	/* a rename: both names */
 	lower_path("moved", q, sizeof(q));
 	CHECK(rename(p, q) == 0, "rename beside");
 	s = take();
 	CHECK(s.entries == 2 && !strcmp(s.last_name, "moved"),
 	      "rename beside: %d entries, last %s", s.entries, s.last_name);
+	/* two names of one directory: its listing once */
+	CHECK(s.inodes == 1 && s.last_in == M.root,
+	      "rename beside: the listing once: %d inodes", s.inodes);
 	/* removed */
 	CHECK(unlink(q) == 0, "unlink beside");
 	s = take();
