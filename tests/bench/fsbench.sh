@@ -44,7 +44,7 @@
 # stime from /proc/PID/stat) per GiB written by the seq write and per GiB
 # read by the cold seq read, and its peak RSS (VmHWM, sampled just before
 # every unmount: each cold start starts a new daemon). xtsfs's results are
-# compared with the targets of issue #6 in a second table (a report only:
+# compared with the targets of issue #20 in a second table (a report only:
 # a missed target does not change the exit status).
 #
 # Systems (each on a fresh empty directory under WORKDIR/run.PID):
@@ -105,20 +105,26 @@ declare -A WL_UNIT=(
 	[tree_extract]=s [tree_find]=s [tree_lsR]=s [tree_du]=s [tree_rm]=s [tree_rsync]=s)
 declare -A WL_LABEL # filled in by set_sizes
 
-# Targets of issue #6 for xtsfs: reference (bare, or "peer": the best of
+# Targets of issue #20 for xtsfs: reference (bare, or "peer": the best of
 # ENC_PEERS on that row), and the bound on xtsfs/reference. For MB/s and
-# IOPS the ratio must be >= the bound, for seconds <= the bound.
+# IOPS the ratio must be >= the bound, for seconds <= the bound. The
+# reads may meet theirs instead against fuse-overlayfs (TARGET_ALT_X:
+# "where the kernel allows; otherwise >= 1.1x fuse-overlayfs"), and every
+# row must also be at least fuse-overlayfs's (FUSE without crypto).
 declare -A TARGET_REF=(
 	[seq_write]=bare [seq_read_cold]=bare [seq_read_warm]=bare
 	[rand_read_1j]=peer [rand_read_2j]=peer [rand_write_1j]=peer [rand_write_2j]=peer
-	[tree_extract]=peer [tree_rm]=peer
+	[tree_extract]=peer [tree_rm]=peer [tree_rsync]=peer
 	[tree_find]=peer [tree_lsR]=peer [tree_du]=peer)
 declare -A TARGET_X=(
-	[seq_write]=0.8 [seq_read_cold]=0.9 [seq_read_warm]=0.7
+	[seq_write]=1.0 [seq_read_cold]=0.9 [seq_read_warm]=0.7
 	[rand_read_1j]=2 [rand_read_2j]=2 [rand_write_1j]=3 [rand_write_2j]=3
-	[tree_extract]=0.6 [tree_rm]=0.6
+	[tree_extract]=0.6 [tree_rm]=0.6 [tree_rsync]=0.6
 	[tree_find]=0.6 [tree_lsR]=0.6 [tree_du]=0.6)
-TARGET_RSS_MIB=64
+declare -A TARGET_ALT_X=([seq_read_cold]=1.1 [seq_read_warm]=1.1)
+TARGET_OVERLAY=fuse-overlayfs
+TARGET_RSS_MIB=43
+TARGET_CPU_S_PER_GIB=0.5
 
 usage() {
 	cat <<EOF
@@ -918,17 +924,18 @@ print_table() {
 	} | columns left
 }
 
-# target_eval W: "RATIO BOUND REF_NAME REF_VALUE VERDICT" for xtsfs on W
-# (RATIO "-" when it cannot be computed); nothing if W has no target.
+# target_eval W [REF BOUND]: "RATIO BOUND REF_NAME REF_VALUE VERDICT" for
+# xtsfs on W against W's target, or against system REF with BOUND (RATIO
+# "-" when it cannot be computed); nothing if W has no target.
 target_eval() {
-	local w=$1 x ref refv bound=${TARGET_X[$1]:-} op
+	local w=$1 x ref refv bound=${3:-${TARGET_X[$1]:-}} op
 	[ -n "$bound" ] || return 0
 	[ "${WL_UNIT[$w]}" = s ] && op='<=' || op='>='
 	x=$(median "$w" xtsfs)
-	if [ "${TARGET_REF[$w]}" = bare ]; then
-		ref=bare
+	if [ -n "${2:-}" ] || [ "${TARGET_REF[$w]}" = bare ]; then
+		ref=${2:-bare}
 		refv=
-		in_list bare "${SYSTEMS[@]}" && refv=$(median "$w" bare)
+		in_list "$ref" "${SYSTEMS[@]}" && refv=$(median "$w" "$ref")
 	else
 		read -r ref refv <<<"$(best_peer "$w")"
 		ref=${ref:-peer}
@@ -958,32 +965,47 @@ daemon_median() {
 }
 
 print_targets() {
-	local w t ratio bound ref refv verdict x rss
+	local w t ratio bound ref refv verdict x rss ov ovr k v alt
 	in_list xtsfs "${SYSTEMS[@]}" || return 0
 	echo
-	echo "xtsfs against the targets of issue #6 (a report: a missed target does"
+	echo "xtsfs against the targets of issue #20 (a report: a missed target does"
 	echo "not fail the run). Reference: bare, or the best encrypting peer on"
-	echo "that row (best of: ${ENC_PEERS[*]}, among those selected and not failed)."
+	echo "that row (best of: ${ENC_PEERS[*]}, among those selected and not failed);"
+	echo "the cold and warm reads may meet theirs as >= 1.1x $TARGET_OVERLAY instead."
+	echo "Every row must also be at least $TARGET_OVERLAY's (the last two columns)."
 	echo
 	{
-		printf 'target\txtsfs\treference\txtsfs/ref\ttarget\tverdict\n'
+		printf 'target\txtsfs\treference\txtsfs/ref\ttarget\tverdict\txtsfs/%s\tverdict\n' "$TARGET_OVERLAY"
 		for w in "${WL_IDS[@]}"; do
 			in_list "${WL_GROUP[$w]}" "${GROUPS_SEL[@]}" || continue
 			t=$(target_eval "$w")
 			[ -n "$t" ] || continue
 			read -r ratio bound ref refv verdict <<<"$t"
+			alt=${TARGET_ALT_X[$w]:-}
+			if [ "$verdict" != met ] && [ -n "$alt" ]; then
+				read -r _ _ _ _ v <<<"$(target_eval "$w" "$TARGET_OVERLAY" "$alt")"
+				[ "$v" = met ] && verdict="met(>=${alt}x:$TARGET_OVERLAY)"
+			fi
+			read -r ovr _ _ _ ov <<<"$(target_eval "$w" "$TARGET_OVERLAY" 1)"
 			x=$(median "$w" xtsfs)
 			[ -n "$x" ] && x="$(fmt_num "$x" "${WL_UNIT[$w]}") ${WL_UNIT[$w]}"
 			[ "$refv" != - ] && refv="$(fmt_num "$refv" "${WL_UNIT[$w]}") ${WL_UNIT[$w]}"
-			printf '%s\t%s\t%s %s\t%s\t%sx\t%s\n' "${WL_LABEL[$w]}" "${x:-FAIL}" \
-				"$ref" "$refv" "$ratio" "$bound" "${verdict/-/ }"
+			printf '%s\t%s\t%s %s\t%s\t%sx\t%s\t%s\t%s\n' "${WL_LABEL[$w]}" "${x:-FAIL}" \
+				"$ref" "$refv" "$ratio" "$bound" "${verdict/NOT-/NOT }" "$ovr" "${ov/NOT-/NOT }"
 		done
 		rss=$(peak_rss xtsfs)
 		if [ -n "$rss" ]; then
-			printf 'xtsfs daemon peak RSS\t%s MiB\t-\t-\t<=%s MiB\t%s\n' \
+			printf 'xtsfs daemon peak RSS\t%s MiB\t-\t-\t<=%s MiB\t%s\t\t\n' \
 				"$(awk -v k="$rss" 'BEGIN {printf "%.1f", k / 1024}')" "$TARGET_RSS_MIB" \
 				"$([ "$rss" -le $((TARGET_RSS_MIB * 1024)) ] && echo met || echo "NOT MET")"
 		fi
+		for k in cpu_write cpu_read; do
+			v=$(daemon_median xtsfs "$k")
+			[ -n "$v" ] || continue
+			printf 'xtsfs daemon CPU per GiB %s\t%s s\t-\t-\t<=%s s\t%s\t\t\n' \
+				"${k#cpu_}" "$v" "$TARGET_CPU_S_PER_GIB" \
+				"$(awk -v v="$v" -v b="$TARGET_CPU_S_PER_GIB" 'BEGIN {print (v <= b) ? "met" : "NOT MET"}')"
+		done
 	} | columns left
 }
 
