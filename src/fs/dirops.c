@@ -796,8 +796,25 @@ static int unlink_dirid(int fd)
 	return 0;
 }
 
-/* Is lower directory @fd empty but for our own files? 1, 0 or -errno. */
-static int dir_only_internal(int fd)
+/*
+ * Whether lower name @name is a sync tool's conflict copy of a dirid
+ * ("xtsfs (conflicted copy 2026-01-02 030405).dirid"): a directory that
+ * holds nothing else is empty, and the copy goes with it. No entry can
+ * need it then: one encrypted under it would still be there.
+ */
+static bool dirid_copy(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 6 && !strcmp(name + n - 6, ".dirid") &&
+	       conflict_internal(name);
+}
+
+/*
+ * Is lower directory @fd empty but for our own files? 1, 0 or -errno.
+ * With @drop, the dirid's conflict copies are removed on the way.
+ */
+static int dir_only_internal(int fd, bool drop)
 {
 	DIR *dp;
 	struct dirent *de;
@@ -807,12 +824,20 @@ static int dir_only_internal(int fd)
 		return ret;
 	ret = 1;
 	while ((de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, NAMES_DIRID_FILE))
 			continue;
-		if (strcmp(de->d_name, NAMES_DIRID_FILE)) {
+		if (!dirid_copy(de->d_name)) {
 			ret = 0;
 			break;
 		}
+	}
+	if (ret == 1 && drop) {
+		rewinddir(dp);
+		while ((de = readdir(dp)))
+			if (dirid_copy(de->d_name) &&
+			    unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT)
+				ret = -errno;
 	}
 	closedir(dp);
 	return ret;
@@ -825,7 +850,7 @@ static int dir_only_internal(int fd)
  */
 static int dirid_take(int fd, uint8_t id[NAMES_DIRID_SIZE + 1], size_t *idlen)
 {
-	int err = dir_only_internal(fd);
+	int err = dir_only_internal(fd, true);
 
 	*idlen = 0;
 	if (err == 0)

@@ -155,3 +155,34 @@ conflict_case() {
 	run -4 xtsfs-fsck --passfile "$T/pass" "$C"
 	grep -q "^foreign-entry: ${LF##*/}$bad .*unknown conflict suffix" <<<"$output"
 }
+
+@test "conflicts: a directory whose dirid has conflict copies is removed once empty (rmdir, rm -r, a rename over it)" {
+	make_tree
+	for sfx in " (conflicted copy 2026-01-02 030405)" \
+		".sync-conflict-20260102-030405-ABCDEF7" " (Joe's conflicted copy 2026-01-02)"; do
+		cp "$LDD/xtsfs.dirid" "$LDD/xtsfs$sfx.dirid"
+	done
+	mount_vol "$C" "$M"
+	mkdir "$M/e" "$M/g"
+	le=$(lower_of "$M/e")
+	lg=$(lower_of "$M/g")
+	cp "$le/xtsfs.dirid" "$le/xtsfs_conflict-20260102-030405.dirid"
+	cp "$lg/xtsfs.dirid" "$lg/xtsfs (conflicted copy 2026-01-02 030405).dirid"
+	# not empty: refused, and the copies stay
+	run rmdir "$M/dd"
+	[ "$status" -ne 0 ]
+	grep -q 'not empty' <<<"$output"
+	[ -e "$LDD/xtsfs (Joe's conflicted copy 2026-01-02).dirid" ]
+	rm "$M/dd/inner"
+	rmdir "$M/dd"
+	refute test -e "$M/dd"
+	refute test -e "$LDD"
+	rm -r "$M/e"
+	refute test -e "$le"
+	mkdir "$M/h"
+	mv -T "$M/h" "$M/g"
+	[ -d "$M/g" ]
+	refute test -e "$M/h"
+	umount_vol "$M"
+	run -0 xtsfs-fsck --passfile "$T/pass" "$C"
+}
