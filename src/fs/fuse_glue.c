@@ -99,7 +99,8 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		if (h.opcode == K_FUSE_INIT) {
 			init_patch.unique = h.unique;
 			init_patch.offered = in.flags;
-			init_patch.offered2 = in.flags & K_INIT_EXT ? flags2 : 0;
+			init_patch.offered2 =
+				in.flags & K_INIT_EXT ? flags2 : 0;
 		}
 	}
 	return n;

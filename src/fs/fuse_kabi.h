@@ -122,8 +122,8 @@ struct k_uring_cmd_req {
 	uint8_t padding[6];
 };
 
-_Static_assert(sizeof(struct k_uring_ent_in_out) == 32, "fuse_uring_ent_in_out");
-_Static_assert(sizeof(struct k_uring_req_header) == 288, "fuse_uring_req_header");
-_Static_assert(sizeof(struct k_uring_cmd_req) == 24, "fuse_uring_cmd_req");
+_Static_assert(sizeof(struct k_uring_ent_in_out) == 32, "ent_in_out");
+_Static_assert(sizeof(struct k_uring_req_header) == 288, "req_header");
+_Static_assert(sizeof(struct k_uring_cmd_req) == 24, "cmd_req");
 
 #endif /* XTSFS_FUSE_KABI_H */

@@ -92,9 +92,9 @@ struct uring_ent {
 	uint8_t *payload;                /* iov[1]: u.payload_len bytes */
 	struct iovec iov[2];             /* what REGISTER points to */
 	uint64_t commit_id;              /* the request held (owner only) */
-	uint64_t unique;                 /* its unique while ENT_BUSY (u.lock) */
+	uint64_t unique;                 /* its unique if ENT_BUSY (u.lock) */
 	enum ent_state state;            /* u.lock */
-	bool registering;                /* REGISTER not completed yet (owner) */
+	bool registering;                /* REGISTER not done yet (owner) */
 	void *map;                       /* hdr and payload, one mapping */
 	size_t map_len;                  /* bytes */
 	struct uring_ent *next;          /* the owner's next entry (u.lock) */
@@ -465,14 +465,14 @@ static void serve(struct uring_thread *t)
 			break;
 		}
 		while (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
-			uint64_t tag = (uint64_t)(uintptr_t)io_uring_cqe_get_data(cqe);
+			void *tag = io_uring_cqe_get_data(cqe);
 			int res = cqe->res;
 
 			io_uring_cqe_seen(&t->ring, cqe);
-			if (tag == EVFD_TAG)
+			if ((uintptr_t)tag == EVFD_TAG)
 				on_wake(t);
 			else
-				on_entry((struct uring_ent *)(uintptr_t)tag, res);
+				on_entry(tag, res);
 		}
 	}
 	(void)io_uring_submit(&t->ring); /* a reply made last, if any */
