@@ -3,7 +3,12 @@
 # The whole test suite: builds what it needs, then runs
 #   1. the C unit tests (meson test) on the normal build (build/),
 #   2. the same unit tests under ASan+UBSan (build-san/),
-#   3. the end-to-end Bats tests on real FUSE mounts (tests/bats/).
+#   3. the end-to-end Bats tests on real FUSE mounts (tests/bats/),
+#   4. the core filesystem files of 3 again, with every mount over FUSE
+#      over io_uring (-o uring; XTSFS_TEST_OPTS): 20-fs, 25-difftest,
+#      27-permtest, 30-faults. Only where the fuse module offers it
+#      (/sys/module/fuse/parameters/enable_uring is Y; .ci/run sets it),
+#      else said and skipped.
 # The last line is the total "N passed, N failed"; the exit status is
 # non-zero if anything failed. Run as root (FUSE mounts).
 set -u
@@ -59,24 +64,43 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson_suite build-san -Db_sanitize=address,undefined -Db_lundef=false
 
-if compgen -G "tests/bats/*.bats" >/dev/null; then
-	log "end-to-end tests (tests/bats/)"
-	export XTSFS_BUILD="$top/build"
+# bats_run NAME FILES...: run Bats FILES (TAP streamed) and add up.
+bats_run() {
+	local name=$1 tapfile tap bp bs bf
+	shift
 	tapfile=$(mktemp)
 	# streamed, so a long run shows its progress as it goes
-	bats --tap tests/bats 2>&1 | tee "$tapfile"
+	bats --tap "$@" 2>&1 | tee "$tapfile"
 	tap=$(cat "$tapfile")
 	rm -f "$tapfile"
 	bp=$(echo "$tap" | grep '^ok ' | grep -vc ' # skip')
 	bs=$(echo "$tap" | grep '^ok ' | grep -c ' # skip')
 	bf=$(echo "$tap" | grep -c '^not ok ')
 	if ! echo "$tap" | grep -q '^1\.\.'; then
-		echo "bats produced no plan"
+		echo "bats ($name) produced no plan"
 		bf=$((bf + 1))
 	fi
 	passed=$((passed + bp))
 	failed=$((failed + bf))
 	skipped=$((skipped + bs))
+}
+
+if compgen -G "tests/bats/*.bats" >/dev/null; then
+	log "end-to-end tests (tests/bats/)"
+	export XTSFS_BUILD="$top/build"
+	bats_run all tests/bats
+
+	log "core end-to-end tests again, over FUSE over io_uring (-o uring)"
+	if [ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ]; then
+		export XTSFS_TEST_OPTS=uring
+		bats_run uring tests/bats/20-fs.bats \
+			tests/bats/25-difftest.bats tests/bats/27-permtest.bats \
+			tests/bats/30-faults.bats
+		unset XTSFS_TEST_OPTS
+	else
+		echo "skipped: /sys/module/fuse/parameters/enable_uring is not Y"
+		skipped=$((skipped + 1))
+	fi
 fi
 
 echo

@@ -119,6 +119,10 @@ static const struct cli cli = {
 "                          (by default, where changes are notified, the\n"
 "                          kernel skips OPENDIR and RELEASEDIR and keeps\n"
 "                          listings until they change; for comparison);\n"
+"                          uring: requests through io_uring queues, one per\n"
+"                          CPU (Linux 6.14+, with the fuse module's\n"
+"                          enable_uring parameter set; else logged, and\n"
+"                          /dev/fuse as without);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -152,6 +156,7 @@ struct opts {
 	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
 	int pdirops;           /* -o noparalleldirops clears it (fuse_opt) */
 	int dirhandles;        /* -o dirhandles: OPENDIR as before (fuse_opt) */
+	int uring;             /* -o uring: FUSE over io_uring (fuse_opt) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
 	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
@@ -267,6 +272,8 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("paralleldirops", pdirops, 1),
 	OPT_FLAG("noparalleldirops", pdirops, 0),
 	OPT_FLAG("dirhandles", dirhandles, 1),
+	OPT_FLAG("uring", uring, 1),
+	OPT_FLAG("nouring", uring, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
 	FUSE_OPT_KEY("entry_timeout=", KEY_ENTRY_TIMEOUT),
@@ -579,9 +586,11 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 	 * Forward mounts: no security.capability round trip per write, and
 	 * lookups and listings of one directory in parallel.
 	 */
-	if (glue_session_io(se, o->reverse ? 0 :
-			    GLUE_INIT_KILLPRIV_V2 |
-			    (o->pdirops ? GLUE_INIT_PARALLEL_DIROPS : 0)) != 0)
+	if (glue_session_io(se, (o->reverse ? 0 :
+				 GLUE_INIT_KILLPRIV_V2 |
+				 (o->pdirops ? GLUE_INIT_PARALLEL_DIROPS : 0)) |
+			    (o->uring ? GLUE_INIT_URING : 0),
+			    o->mountpoint) != 0)
 		fprintf(stderr, PROG ": warning: own FUSE I/O hooks refused; "
 			"every write will ask for security.capability\n");
 	if (*report_fd < 0)
@@ -630,6 +639,7 @@ static int serve_loop(const struct opts *o, struct fuse_session *se)
 		rc = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
+	glue_session_io_stop(); /* -o uring: the ring threads end */
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	return rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ?

@@ -61,6 +61,13 @@ enum {
 	 * flag but never puts it in its reply.
 	 */
 	GLUE_INIT_PARALLEL_DIROPS = 1u << 1,
+	/*
+	 * FUSE_OVER_IO_URING (-o uring): requests come through io_uring
+	 * queues, one per CPU, served by our own threads (fuse_uring.h);
+	 * only if the kernel offers it and the rings could be set up,
+	 * else one log line and /dev/fuse as without.
+	 */
+	GLUE_INIT_URING = 1u << 2,
 };
 
 /*
@@ -68,9 +75,19 @@ enum {
  * device through our own calls (fuse_session_custom_io), which pass
  * every byte on as libfuse gave it, except that the reply to INIT also
  * carries the GLUE_INIT_* flags in @add that the kernel offered. libfuse
- * 3.14 (Debian 12) has no name for KILLPRIV_V2 and drops PARALLEL_DIROPS.
+ * 3.14 (Debian 12) has no name for KILLPRIV_V2, drops PARALLEL_DIROPS and
+ * predates FUSE over io_uring (GLUE_INIT_URING), whose replies these
+ * calls route into the ring. @mountpoint names the mount in log lines.
  * Return: 0 or -errno (then the session is as it was).
  */
-int glue_session_io(struct fuse_session *se, unsigned add);
+int glue_session_io(struct fuse_session *se, unsigned add,
+		    const char *mountpoint);
+
+/*
+ * glue_session_io_stop() - once the session loop has returned, before
+ * the unmount: end the io_uring threads of GLUE_INIT_URING, if any (a
+ * no-op otherwise).
+ */
+void glue_session_io_stop(void);
 
 #endif /* XTSFS_FUSE_GLUE_H */

@@ -26,7 +26,7 @@ run_difftest() {
 	fi
 	run python3 "$BATS_TEST_DIRNAME/../difftest/difftest.py" "${args[@]}" \
 		--a "$T/m/s$seed" --b "$T/ref/s$seed" --remount-every 250 \
-		--remount-cmd "fusermount3 -u '$T/m' && '$BIN/xtsfs' --passfile '$T/pass' '$T/c' '$T/m'"
+		--remount-cmd "fusermount3 -u '$T/m' && xtsfs --passfile '$T/pass' '$T/c' '$T/m'"
 	echo "$output" | tail -25
 	echo "# $(echo "$output" | tail -1)" >&3
 	[ "$status" -eq 0 ]

@@ -37,7 +37,7 @@ run_permtest() {
 	# shellcheck disable=SC2086
 	run python3 "$BATS_TEST_DIRNAME/../permtest/permtest.py" \
 		--a "$T/m/p" --b "$T/ref/p" $args ${XTSFS_PERMTEST_ARGS:-} \
-		--remount-cmd "fusermount3 -u '$T/m' && '$BIN/xtsfs' --passfile '$T/pass' -o $o '$T/c' '$T/m'"
+		--remount-cmd "fusermount3 -u '$T/m' && xtsfs --passfile '$T/pass' -o $o '$T/c' '$T/m'"
 	echo "$output"
 	echo "# $(echo "$output" | tail -1)" >&3
 	[ "$status" -eq 0 ]

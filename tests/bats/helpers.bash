@@ -6,6 +6,20 @@
 : "${XTSFS_BUILD:=$BATS_TEST_DIRNAME/../../build}"
 BIN="$XTSFS_BUILD/tools"
 PATH="$BIN:$PATH"
+# XTSFS_TEST_OPTS=OPTS: every xtsfs the tests start gets -o OPTS first
+# (tests/run-all.sh runs the core files again with "uring"): a wrapper
+# ahead in PATH that execs the daemon, so that $! is still its pid.
+if [ -n "${XTSFS_TEST_OPTS:-}" ]; then
+	_wrap="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xtsfs-test-opts"
+	if [ ! -x "$_wrap/xtsfs" ]; then
+		mkdir -p "$_wrap"
+		printf '#!/bin/sh\nexec %q -o "$XTSFS_TEST_OPTS" "$@"\n' \
+			"$BIN/xtsfs" >"$_wrap/xtsfs.$$"
+		chmod +x "$_wrap/xtsfs.$$"
+		mv -f "$_wrap/xtsfs.$$" "$_wrap/xtsfs"
+	fi
+	PATH="$_wrap:$PATH"
+fi
 # Tiny costs keep the suite fast; real volumes are calibrated to ~1 s.
 KDF=(--argon2-time 1 --argon2-memory 64 --argon2-lanes 1)
 
