@@ -61,6 +61,15 @@ enum {
 	 * flag but never puts it in its reply.
 	 */
 	GLUE_INIT_PARALLEL_DIROPS = 1u << 1,
+	/*
+	 * FUSE_DIRECT_IO_ALLOW_MMAP (flags2): a file opened with
+	 * FOPEN_DIRECT_IO (the writeback guard's opens on a nearly full
+	 * disk) may still be mapped shared; without it mmap(MAP_SHARED)
+	 * fails with ENODEV (fs/fuse/file.c, fuse_file_mmap). The kernel
+	 * then keeps the mapping's pages in its cache, as for any file.
+	 * libfuse 3.14 has no name for it.
+	 */
+	GLUE_INIT_DIRECT_IO_ALLOW_MMAP = 1u << 2,
 };
 
 /*
@@ -68,7 +77,8 @@ enum {
  * device through our own calls (fuse_session_custom_io), which pass
  * every byte on as libfuse gave it, except that the reply to INIT also
  * carries the GLUE_INIT_* flags in @add that the kernel offered. libfuse
- * 3.14 (Debian 12) has no name for KILLPRIV_V2 and drops PARALLEL_DIROPS.
+ * 3.14 (Debian 12) has no name for KILLPRIV_V2 and DIRECT_IO_ALLOW_MMAP
+ * and drops PARALLEL_DIROPS.
  * Return: 0 or -errno (then the session is as it was).
  */
 int glue_session_io(struct fuse_session *se, unsigned add);

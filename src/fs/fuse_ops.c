@@ -87,19 +87,37 @@ static void fill_entry(struct fuse_entry_param *e, const struct xmount *m,
 	e->entry_timeout = m->entry_timeout;
 }
 
+/*
+ * After a reply that gave the kernel fresh attributes of @in: while the
+ * writeback guard refuses cached writes and @in has handles writing
+ * through the cache, invalidate them again at once (attributes only), so
+ * that their next write asks first (xm_guard_refuses()). After the
+ * reply, not before: the kernel would drop the reply's attributes
+ * (attr_version) and keep its old expiry, which xm_told() no longer
+ * knows. @f is taken before the reply, which frees the request.
+ */
+static void guard_rewatch(struct fwd *f, struct xnode *in)
+{
+	if (f->se && in != f->m.root && xm_guard_watch(&f->m, in))
+		(void)fuse_lowlevel_notify_inval_inode(f->se,
+				(fuse_ino_t)(uintptr_t)in, -1, 0);
+}
+
 /* Reply to a request that made or found @in, or failed with @err. */
 static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 			const struct stat *st)
 {
+	struct fwd *f = fwd_of(req);
 	struct fuse_entry_param e;
 
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	fill_entry(&e, mnt_of(req), in, st);
+	fill_entry(&e, &f->m, in, st);
 	xm_told(in, st);
 	fuse_reply_entry(req, &e);
+	guard_rewatch(f, in);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -151,22 +169,41 @@ static void fwd_forget_multi(fuse_req_t req, size_t count,
 static void reply_attr(fuse_req_t req, struct xnode *in, int err,
 		       const struct stat *st)
 {
+	struct fwd *f = fwd_of(req);
+
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
 	xm_told(in, st);
-	fuse_reply_attr(req, st, mnt_of(req)->attr_timeout);
+	fuse_reply_attr(req, st, f->m.attr_timeout);
+	guard_rewatch(f, in);
 }
 
+/*
+ * With the writeback cache, the kernel asks for the attributes with a
+ * file handle (FUSE_GETATTR_FH) before a write(2) into its cache when
+ * the mode it holds is invalid (fs/fuse/file.c, fuse_cache_write_iter:
+ * fuse_update_attributes(..., STATX_SIZE | STATX_MODE)), and an error
+ * here fails that write(2) before it copies a byte. So while the
+ * writeback guard's reserve is in use, such a write is refused with
+ * ENOSPC (xm_guard_refuses() tells a write's request from a read's);
+ * stat(2) and fstat(2) ask without a handle (fs/fuse/dir.c,
+ * fuse_getattr) and are answered.
+ */
 static void fwd_getattr(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	struct xmount *m = mnt_of(req);
 	struct xnode *in = node_of(req, ino);
 	struct stat st;
 
-	(void)fi;
-	reply_attr(req, in, xm_getattr(mnt_of(req), in, &st), &st);
+	if (fi && m->guard && xm_guard_refuses(m, handle_of(fi),
+					       m->attr_timeout)) {
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	reply_attr(req, in, xm_getattr(m, in, &st), &st);
 }
 
 static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -307,6 +344,8 @@ static void fill_open(struct fuse_file_info *fi, const struct xmount *m,
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->keep_cache = keep_cache;
 	fi->noflush = m->noflush;
+	/* the writeback guard saw little space: every write to us */
+	fi->direct_io = h->direct;
 }
 
 static void fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -338,7 +377,8 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       mode_t mode, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
-	struct xmount *m = mnt_of(req);
+	struct fwd *f = fwd_of(req);
+	struct xmount *m = &f->m;
 	struct fuse_entry_param e;
 	struct xhandle *h;
 	struct xnode *in;
@@ -355,6 +395,7 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
 	fuse_reply_create(req, &e, fi);
+	guard_rewatch(f, in);
 }
 
 static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -370,16 +411,35 @@ static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, (const char *)data, (size_t)n);
 }
 
+/* Make a handle's next cached write ask first (xm_guard_each_writer()). */
+static void guard_inval(void *arg, struct xnode *in)
+{
+	struct fwd *f = arg;
+
+	(void)fuse_lowlevel_notify_inval_inode(f->se,
+					       (fuse_ino_t)(uintptr_t)in, -1, 0);
+}
+
+/*
+ * fi->writepage: the kernel writes back pages of its cache (the program
+ * was told they were written), which the writeback guard's reserve
+ * covers; when that starts, every handle writing through the cache gets
+ * its attributes invalidated, so that its next write(2) asks first and
+ * is refused (fwd_getattr).
+ */
 static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
-	bool killed;
-	ssize_t n = xm_write(mnt_of(req), &who, handle_of(fi),
-			     (const uint8_t *)buf, size, off, &killed);
+	struct fwd *f = fwd_of(req);
+	bool killed, refusing;
+	ssize_t n = xm_write(&f->m, &who, handle_of(fi), (const uint8_t *)buf,
+			     size, off, fi->writepage, &killed, &refusing);
 
 	if (killed)
 		drop_cached_attrs(req, ino);
+	if (refusing && f->se)
+		xm_guard_each_writer(&f->m, guard_inval, f);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -608,6 +668,14 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 
 	if (rc == -ENOENT)
 		return 0;
+	if (!rc && !dot && xm_guard_watch(m, in)) {
+		/*
+		 * The writeback guard needs the kernel's attributes of @in
+		 * invalid: the name alone (the kernel looks it up then).
+		 */
+		xm_forget(m, in, 1);
+		rc = -EAGAIN;
+	}
 	if (dot || rc) {
 		/*
 		 * "." and "..", or out of descriptors or memory: the name
@@ -795,6 +863,8 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 	if (m->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		m->writeback_on = true;
+		/* a full disk still reported at write(2): wbguard.h */
+		(void)xm_guard_start(m);
 	} else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	}

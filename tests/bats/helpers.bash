@@ -6,6 +6,10 @@
 : "${XTSFS_BUILD:=$BATS_TEST_DIRNAME/../../build}"
 BIN="$XTSFS_BUILD/tools"
 PATH="$BIN:$PATH"
+# XTSFS_TEST_OPTS: xtsfs options for every mount the tests make with
+# mount_vol, start_fg and remount, before the test's own (which win):
+# say "-o writeback" to run a file with the writeback cache and its guard.
+read -r -a TEST_OPTS <<<"${XTSFS_TEST_OPTS:-}"
 # Tiny costs keep the suite fast; real volumes are calibrated to ~1 s.
 KDF=(--argon2-time 1 --argon2-memory 64 --argon2-lanes 1)
 
@@ -80,7 +84,8 @@ mount_vol() {
 	shift 2
 	mkdir -p "$mnt"
 	track_mount "$mnt"
-	xtsfs --passfile "$T/pass" "$@" "$dir" "$mnt"
+	xtsfs --passfile "$T/pass" ${TEST_OPTS[@]+"${TEST_OPTS[@]}"} "$@" \
+		"$dir" "$mnt"
 }
 
 # umount_vol MNT: unmount, retrying while the mount is busy (a process
