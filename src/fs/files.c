@@ -224,7 +224,12 @@ int xm_guard_start(struct xmount *m)
 	       (unsigned long long)g->plan.dirty_max / 1024,
 	       (unsigned long long)g->plan.reserve / 1024,
 	       (unsigned long long)g->reserved / 1024);
-	guard_said(m, WBG_NORMAL, atomic_load(&g->mode));
+	if (atomic_load(&g->mode) != WBG_NORMAL)
+		xm_log(m, LOG_NOTICE, "writeback guard: less than %llu KiB "
+		       "free: files are opened without the writeback cache "
+		       "until there is",
+		       (unsigned long long)(g->plan.reserve + g->plan.low) /
+		       1024);
 	return 0;
 out:
 	xm_log(m, LOG_WARNING, "writeback guard off: %s: a full disk shows "
@@ -235,28 +240,46 @@ out:
 }
 
 /* see mount.h */
-bool xm_guard_refuses(struct xmount *m, struct xhandle *h,
-		      double attr_timeout)
+bool xm_guard_refuses(struct xmount *m, struct xhandle *h)
 {
-	struct timespec now;
-	int64_t now_ns, told_ns;
-
 	if (!h->cached_writer || !guard_on(m) ||
 	    atomic_load(&m->guard->mode) != WBG_REFUSING ||
 	    guard_check(m) != WBG_REFUSING)
 		return false;
-	if (!h->wronly) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-		pthread_mutex_lock(&h->in->seen_lock);
-		told_ns = h->in->told_ns;
-		pthread_mutex_unlock(&h->in->seen_lock);
-		/* expired: a read or lseek may be asking; let it through */
-		if (now_ns - told_ns > (int64_t)(attr_timeout * 1e9))
-			return false;
-	}
+	/* expired: a read or lseek may be asking; let it through */
+	if (!h->wronly && !xm_told_fresh(h->in))
+		return false;
 	atomic_fetch_add(&m->guard->refused, 1);
 	return true;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* see mount.h */
+void xm_told_until(struct xnode *in, double timeout)
+{
+	int64_t until = now_ns() + (int64_t)(timeout * 1e9);
+
+	pthread_mutex_lock(&in->seen_lock);
+	in->attr_expiry_ns = until;
+	pthread_mutex_unlock(&in->seen_lock);
+}
+
+/* see mount.h */
+bool xm_told_fresh(struct xnode *in)
+{
+	int64_t until;
+
+	pthread_mutex_lock(&in->seen_lock);
+	until = in->attr_expiry_ns;
+	pthread_mutex_unlock(&in->seen_lock);
+	return now_ns() < until;
 }
 
 /* see mount.h */

@@ -88,17 +88,55 @@ static void fill_entry(struct fuse_entry_param *e, const struct xmount *m,
 }
 
 /*
- * After a reply that gave the kernel fresh attributes of @in: while the
- * writeback guard refuses cached writes and @in has handles writing
- * through the cache, invalidate them again at once (attributes only), so
- * that their next write asks first (xm_guard_refuses()). After the
- * reply, not before: the kernel would drop the reply's attributes
- * (attr_version) and keep its old expiry, which xm_told() no longer
- * knows. @f is taken before the reply, which frees the request.
+ * How a reply gives the kernel attributes of @in while the writeback
+ * guard refuses cached writes and @in has handles writing through the
+ * cache (xm_guard_watch()): their next write must find the attributes
+ * invalid and ask (fwd_getattr), whatever else asks meanwhile (a stat,
+ * a lookup, a setattr).
+ * - GIVE_PLAIN: no guard to keep; the mount's attribute timeout.
+ * - GIVE_DROPPED: the kernel's copy has not expired: invalidated now,
+ *   before the reply, so that the kernel drops the reply's attributes
+ *   (fs/fuse/inode.c, fuse_change_attributes_i: attr_version) and keeps
+ *   its expiry; the caller still gets them.
+ * - GIVE_LONG: the kernel's copy expired (or @applied: a setattr reply,
+ *   which the kernel applies whatever its attr_version): given with
+ *   GUARD_ATTR_TIMEOUT and invalidated right after the reply, so that
+ *   from then on the kernel's copy never expires during the refusal,
+ *   and a read or lseek (which ask for the size alone) never asks.
+ *   A write racing that invalidation can still get through, once.
  */
-static void guard_rewatch(struct fwd *f, struct xnode *in)
+enum give { GIVE_PLAIN, GIVE_DROPPED, GIVE_LONG };
+
+#define GUARD_ATTR_TIMEOUT 86400.0
+
+static enum give guard_give(struct fwd *f, struct xnode *in, bool applied)
 {
-	if (f->se && in != f->m.root && xm_guard_watch(&f->m, in))
+	fuse_ino_t ino = (fuse_ino_t)(uintptr_t)in;
+
+	if (!f->se || in == f->m.root || !xm_guard_watch(&f->m, in))
+		return GIVE_PLAIN;
+	if (!applied && xm_told_fresh(in)) {
+		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
+		return GIVE_DROPPED;
+	}
+	return GIVE_LONG;
+}
+
+/* The attribute timeout of a reply given as @how. */
+static double give_timeout(const struct fwd *f, enum give how)
+{
+	return how == GIVE_LONG ? GUARD_ATTR_TIMEOUT : f->m.attr_timeout;
+}
+
+/*
+ * After the reply (@f taken before it: the reply frees the request):
+ * what the kernel keeps, and the invalidation of GIVE_LONG.
+ */
+static void given(struct fwd *f, struct xnode *in, enum give how)
+{
+	if (how != GIVE_DROPPED)
+		xm_told_until(in, give_timeout(f, how));
+	if (how == GIVE_LONG)
 		(void)fuse_lowlevel_notify_inval_inode(f->se,
 				(fuse_ino_t)(uintptr_t)in, -1, 0);
 }
@@ -109,15 +147,18 @@ static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 {
 	struct fwd *f = fwd_of(req);
 	struct fuse_entry_param e;
+	enum give how;
 
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
+	how = guard_give(f, in, false);
 	fill_entry(&e, &f->m, in, st);
+	e.attr_timeout = give_timeout(f, how);
 	xm_told(in, st);
 	fuse_reply_entry(req, &e);
-	guard_rewatch(f, in);
+	given(f, in, how);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -166,18 +207,21 @@ static void fwd_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
+/* @applied: a setattr's reply (guard_give()). */
 static void reply_attr(fuse_req_t req, struct xnode *in, int err,
-		       const struct stat *st)
+		       const struct stat *st, bool applied)
 {
 	struct fwd *f = fwd_of(req);
+	enum give how;
 
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
+	how = guard_give(f, in, applied);
 	xm_told(in, st);
-	fuse_reply_attr(req, st, f->m.attr_timeout);
-	guard_rewatch(f, in);
+	fuse_reply_attr(req, st, give_timeout(f, how));
+	given(f, in, how);
 }
 
 /*
@@ -198,12 +242,11 @@ static void fwd_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct xnode *in = node_of(req, ino);
 	struct stat st;
 
-	if (fi && m->guard && xm_guard_refuses(m, handle_of(fi),
-					       m->attr_timeout)) {
+	if (fi && m->guard && xm_guard_refuses(m, handle_of(fi))) {
 		fuse_reply_err(req, ENOSPC);
 		return;
 	}
-	reply_attr(req, in, xm_getattr(m, in, &st), &st);
+	reply_attr(req, in, xm_getattr(m, in, &st), &st, false);
 }
 
 static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -215,7 +258,7 @@ static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = xm_setattr(mnt_of(req), &who, in, attr, valid,
 			     fi ? handle_of(fi) : NULL, &st);
 
-	reply_attr(req, in, err, &st);
+	reply_attr(req, in, err, &st, true);
 }
 
 static void fwd_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -383,6 +426,7 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct xhandle *h;
 	struct xnode *in;
 	struct stat st;
+	enum give how;
 	bool keep;
 	int err = xm_create(m, &who, node_of(req, parent), name, mode,
 			    fi->flags, &in, &st, &h, &keep);
@@ -391,11 +435,13 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -err);
 		return;
 	}
+	how = guard_give(f, in, false);
 	fill_entry(&e, m, in, &st);
+	e.attr_timeout = give_timeout(f, how);
 	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
 	fuse_reply_create(req, &e, fi);
-	guard_rewatch(f, in);
+	given(f, in, how);
 }
 
 static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -694,6 +740,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 		xm_forget(m, in, 1);
 	} else if (in) {
 		xm_told(in, &st);
+		xm_told_until(in, m->attr_timeout);
 		xm_prefetch_dir(m, in); /* a walk of the tree will open it */
 	}
 	return need;

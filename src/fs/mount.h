@@ -90,7 +90,10 @@ struct xnode {
 	 * (notify.c) compares a lower change with it.
 	 */
 	struct attr_snap told;
-	int64_t told_ns;           /* when (CLOCK_MONOTONIC); seen_lock */
+	int64_t attr_expiry_ns;    /* when the kernel's copy of the attributes
+				    * expires (CLOCK_MONOTONIC), as far as
+				    * the replies it kept say (xm_told_until());
+				    * seen_lock */
 	unsigned cached_writers;   /* handles in xmount.writers; seen_lock */
 	int notify_wd;             /* a directory's inotify watch, 0: none */
 };
@@ -434,21 +437,29 @@ int xm_guard_start(struct xmount *m);
  * (FUSE_GETATTR_FH): the guard refuses (its reserve is in use), @h writes
  * through the kernel's cache, and the request can only be a write's:
  * @h cannot read, or the attributes the kernel holds for the node have
- * not expired (@attr_timeout seconds after they were told), so it was
- * not a read or lseek that asked (those ask for the size alone, which
- * the kernel keeps itself with the writeback cache; a write also asks
- * for the mode, invalidated by xm_guard_each_writer()).
+ * not expired (xm_told_fresh()), so it was not a read or lseek that
+ * asked (those ask for the size alone, which the kernel keeps itself
+ * with the writeback cache; a write also asks for the mode, invalidated
+ * by xm_guard_each_writer()).
  */
-bool xm_guard_refuses(struct xmount *m, struct xhandle *h,
-		      double attr_timeout);
+bool xm_guard_refuses(struct xmount *m, struct xhandle *h);
 
 /*
- * xm_guard_watch() - whether, after a reply that gave the kernel fresh
- * attributes of @in, they must be invalidated again: the guard refuses
- * and @in has handles writing through the cache (their next write must
- * ask first).
+ * xm_guard_watch() - whether a reply that gives the kernel attributes
+ * of @in must be followed or preceded by their invalidation: the guard
+ * refuses and @in has handles writing through the cache (their next
+ * write must ask first).
  */
 bool xm_guard_watch(struct xmount *m, struct xnode *in);
+
+/*
+ * xm_told_until() - the kernel keeps the attributes of @in it was just
+ * given for @timeout seconds (its attr_valid).
+ */
+void xm_told_until(struct xnode *in, double timeout);
+
+/* xm_told_fresh() - whether the kernel's copy of them has not expired. */
+bool xm_told_fresh(struct xnode *in);
 
 /*
  * xm_guard_each_writer() - call @fn for the node of every handle writing

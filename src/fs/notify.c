@@ -418,12 +418,8 @@ static bool long_find(struct xm_notify *n, struct xnode *dir,
 /* see mount.h */
 void xm_told(struct xnode *in, const struct stat *st)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&in->seen_lock);
 	attr_snap_set(&in->told, st);
-	in->told_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	pthread_mutex_unlock(&in->seen_lock);
 }
 

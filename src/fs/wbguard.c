@@ -76,10 +76,14 @@ static void measure(struct wbguard *g)
 
 /*
  * Grow the reserve towards its size from the @free bytes there are
- * (lock held). Space freed on a full disk comes to the reserve first,
- * to the last page: what a written-back write needed less than was
- * given to it too, so that a write bypassing the cache then fails as
- * on a full disk, and the reserve is whole again as soon as it can be.
+ * (lock held). After a dip (@g->short_since), space freed comes to the
+ * reserve first, to the last page: what a written-back write needed
+ * less than was given to it too, so that a write bypassing the cache
+ * then fails as on a full disk, and the reserve is whole again as soon
+ * as it can be (cached pages may still need it). Otherwise (at the
+ * start, or once it was given up) the reserve is taken whole, with
+ * @low bytes to spare, or not at all: on a nearly full disk every open
+ * bypasses the cache and the disk can be written to the last byte.
  */
 static void refill(struct wbguard *g, uint64_t free)
 {
@@ -89,9 +93,13 @@ static void refill(struct wbguard *g, uint64_t free)
 	if (g->reserved >= g->plan.reserve)
 		return;
 	want = g->plan.reserve - g->reserved;
-	grow = free / PAGE * PAGE;
-	if (grow > want)
-		grow = want;
+	if (g->short_since) {
+		grow = free / PAGE * PAGE;
+		if (grow > want)
+			grow = want;
+	} else {
+		grow = free >= want + g->plan.low ? want : 0;
+	}
 	if (!grow)
 		return;
 	at = lseek(g->fd, 0, SEEK_END);
@@ -103,6 +111,8 @@ static void refill(struct wbguard *g, uint64_t free)
 	 */
 	(void)fallocate(g->fd, 0, at, (off_t)grow);
 	measure(g);
+	if (g->reserved >= g->plan.reserve)
+		g->short_since = false;
 }
 
 /* Set the mode from @free and the reserve (lock held). */
@@ -141,8 +151,12 @@ int wbguard_start(struct wbguard *g, int dirfd, uint64_t limit_max)
 		goto out_dir;
 	}
 	/* no fallocate: there is nothing to reserve with */
-	if (fallocate(g->fd, 0, 0, 4096) != 0 && errno != ENOSPC) {
+	if (fallocate(g->fd, 0, 0, PAGE) != 0 && errno != ENOSPC) {
 		err = errno == ENOSYS ? -EOPNOTSUPP : -errno;
+		goto out_fd;
+	}
+	if (ftruncate(g->fd, 0) != 0) {
+		err = -errno;
 		goto out_fd;
 	}
 	pthread_mutex_init(&g->lock, NULL);
@@ -207,6 +221,7 @@ int wbguard_dip(struct wbguard *g, uint64_t need, bool *entered)
 
 			measure(g);
 			if (g->reserved < before) {
+				g->short_since = true;
 				g->dips++;
 				g->dipped += before - g->reserved;
 				err = 0;
@@ -234,6 +249,7 @@ void wbguard_disable(struct wbguard *g)
 	atomic_store(&g->off, true);
 	if (ftruncate(g->fd, 0) == 0)
 		g->reserved = 0;
+	g->short_since = false;
 	atomic_store(&g->mode, WBG_NORMAL);
 	pthread_mutex_unlock(&g->lock);
 }

@@ -89,6 +89,8 @@ struct wbguard {
 	uint64_t reserved;         /* bytes allocated to it; lock */
 	atomic_int mode;           /* enum wbguard_mode, read without lock */
 	bool use_bfree;            /* root: may use the root-reserved blocks */
+	bool short_since;          /* dipped into since it was last whole:
+				    * it takes back any space freed; lock */
 	unsigned long long dips;   /* releases from the reserve; lock */
 	unsigned long long dipped; /* bytes released; lock */
 	unsigned long long lost;   /* written-back requests it could not
@@ -100,8 +102,9 @@ struct wbguard {
 /*
  * wbguard_start() - plan the guard of lower directory @dirfd (a real
  * descriptor, which @g then owns) for a global dirty limit of at most
- * @limit_max bytes, make the reserve and fill it as far as the lower
- * filesystem allows (a nearly full one starts in WBG_REFUSING).
+ * @limit_max bytes, make the reserve and fill it if the lower filesystem
+ * has room for it and the low-water mark (else it holds nothing, in
+ * WBG_REFUSING: every open bypasses the cache until there is room).
  * Return: 0, or -errno (-EOPNOTSUPP: no O_TMPFILE or no fallocate on
  * the lower filesystem); then nothing is left open.
  */
