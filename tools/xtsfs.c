@@ -97,11 +97,12 @@ static const struct cli cli = {
 "                          for /etc/fstab (the last one wins; --passfile and\n"
 "                          --extpass win over them), and writeback: the\n"
 "                          kernel's writeback cache (faster small and random\n"
-"                          writes), with a guard that keeps a full disk\n"
-"                          reported at write(2) (a reserve in the cipher\n"
-"                          directory, a dirty limit; see doc/DESIGN.md);\n"
-"                          nowbguard: writeback without it (a full disk then\n"
-"                          shows only at fsync/close); read_ahead_kb=N\n"
+"                          writes; off by default: nowriteback), with a\n"
+"                          guard that keeps a full disk reported at write(2)\n"
+"                          (a reserve in the cipher directory, a dirty\n"
+"                          limit; see doc/USAGE.md); nowbguard: writeback\n"
+"                          without it (a full disk then shows only at\n"
+"                          fsync/close); read_ahead_kb=N\n"
 "                          (default 4096; 0 keeps the kernel's),\n"
 "                          attr_timeout=S and entry_timeout=S (seconds the\n"
 "                          kernel trusts attributes and names; default 30,\n"
@@ -256,6 +257,7 @@ enum {
  */
 static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("writeback", writeback, 1),
+	OPT_FLAG("nowriteback", writeback, 0),
 	OPT_FLAG("wbguard", wbguard, 1),
 	OPT_FLAG("nowbguard", wbguard, 0),
 	OPT_FLAG("ro", readonly, 1),

@@ -87,6 +87,8 @@ int bdi_find_in(FILE *f, const char *mountpoint, char *devname,
 	return err;
 }
 
+static int read_number(const char *path, const char *key, uint64_t *out);
+
 static int write_sysfs(const char *path, unsigned value)
 {
 	char buf[16];
@@ -126,13 +128,21 @@ int bdi_tune_once(struct bdi_tune *t)
 	err = bdi_find(t->mountpoint, dev, sizeof(dev));
 	t->dirty_err = err;
 	if (!err && t->dirty_ppm) {
+		uint64_t strict = 0, ppm = 0;
+
+		/* as root; else FUSE's own limit stays, read below */
 		snprintf(path, sizeof(path), "/sys/class/bdi/%s/strict_limit",
 			 dev);
-		t->dirty_err = write_sysfs(path, 1);
+		(void)write_sysfs(path, 1);
+		t->dirty_err = read_number(path, NULL, &strict);
 		snprintf(path, sizeof(path),
 			 "/sys/class/bdi/%s/max_ratio_fine", dev);
+		(void)write_sysfs(path, t->dirty_ppm);
 		if (!t->dirty_err)
-			t->dirty_err = write_sysfs(path, t->dirty_ppm);
+			t->dirty_err = read_number(path, NULL, &ppm);
+		if (!t->dirty_err && (!strict || !ppm || ppm > 1000000))
+			t->dirty_err = -EPERM;
+		t->dirty_ppm_now = (unsigned)ppm;
 	}
 	if (!err && t->read_ahead_kb) {
 		snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb",
@@ -154,7 +164,7 @@ uint64_t bdi_limit_from(uint64_t dirty_bytes, unsigned dirty_ratio,
 	return mem_total / 100 * dirty_ratio;
 }
 
-/* The first number in file @path, or -errno. */
+/* The first number in file @path (after @key), or -errno. */
 static int read_number(const char *path, const char *key, uint64_t *out)
 {
 	FILE *f = fopen(path, "re");

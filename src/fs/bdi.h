@@ -31,7 +31,14 @@ struct bdi_tune {
 	unsigned read_ahead_kb; /* 0: leave the kernel's default */
 	unsigned dirty_ppm;     /* 0: leave the dirty limit (FUSE: 1 %) */
 	atomic_int state;       /* 0 not yet, 1 claimed, 2 done */
-	int dirty_err;          /* once done: 0, or why dirty_ppm is not set */
+	/*
+	 * Once done: the dirty limit in force (max_ratio_fine, whether we
+	 * could set ours or not: a daemon not run by root cannot, and FUSE's
+	 * own of 1 % holds), or dirty_err: why it is not known, or -EPERM if
+	 * it is not strict (strict_limit 0: the device may then go over it).
+	 */
+	unsigned dirty_ppm_now;
+	int dirty_err;
 };
 
 /*

@@ -174,19 +174,36 @@ static enum wbguard_mode guard_check(struct xmount *m)
 
 /*
  * After the first open set the mount's dirty limit (bdi_tune_once()):
- * without it nothing bounds what the reserve must cover, so there is no
- * guard (said once).
+ * the reserve must cover the limit in force, FUSE's own 1 % when the
+ * daemon could not set its own (not root); without a strict limit
+ * nothing bounds what the reserve must cover, so there is no guard
+ * (said once).
  */
 static void guard_bound(struct xmount *m)
 {
+	struct wbguard *g = m->guard;
+	unsigned ppm = m->readahead.dirty_ppm_now;
 	int err = m->readahead.dirty_err;
 
-	if (!guard_on(m) || !err)
+	if (!guard_on(m))
 		return;
-	wbguard_disable(m->guard);
-	xm_log(m, LOG_WARNING, "writeback guard off: cannot set the mount's "
-	       "dirty limit (/sys/class/bdi/.../max_ratio_fine: %s): a full "
-	       "disk shows only at fsync or close", strerror(-err));
+	if (err) {
+		wbguard_disable(g);
+		xm_log(m, LOG_WARNING, "writeback guard off: no strict dirty "
+		       "limit on the mount (/sys/class/bdi/.../max_ratio_fine, "
+		       "strict_limit: %s): a full disk shows only at fsync or "
+		       "close", strerror(-err));
+		return;
+	}
+	if (ppm == g->plan.dirty_ppm)
+		return;
+	(void)wbguard_replan(g, ppm);
+	xm_log(m, LOG_NOTICE, "writeback guard: the mount's dirty limit is "
+	       "%u ppm of the global one (not ours: not root?): at most "
+	       "%llu KiB dirty, %llu KiB reserved (%llu KiB held now)", ppm,
+	       (unsigned long long)g->plan.dirty_max / 1024,
+	       (unsigned long long)g->plan.reserve / 1024,
+	       (unsigned long long)g->reserved / 1024);
 }
 
 /* see mount.h */

@@ -136,6 +136,7 @@ int wbguard_start(struct wbguard *g, int dirfd, uint64_t limit_max)
 
 	g->fd = -1;
 	g->dirfd = dirfd;
+	g->limit_max = limit_max;
 	if (fstatvfs(dirfd, &sv) != 0) {
 		err = -errno;
 		goto out_dir;
@@ -232,6 +233,29 @@ int wbguard_dip(struct wbguard *g, uint64_t need, bool *entered)
 	*entered = old != WBG_REFUSING;
 	pthread_mutex_unlock(&g->lock);
 	return err;
+}
+
+/* see wbguard.h */
+enum wbguard_mode wbguard_replan(struct wbguard *g, uint32_t ppm)
+{
+	enum wbguard_mode mode;
+	uint64_t free = 0;
+
+	pthread_mutex_lock(&g->lock);
+	g->plan.dirty_ppm = ppm;
+	g->plan.dirty_max = ((uint64_t)ppm * g->limit_max + 999999) / 1000000;
+	g->plan.reserve = round_up(g->plan.dirty_max * 5 / 2, CHUNK);
+	g->plan.low = g->plan.reserve;
+	g->short_since = false;
+	if (g->reserved > g->plan.reserve &&
+	    ftruncate(g->fd, (off_t)g->plan.reserve) == 0)
+		measure(g);
+	if (free_bytes(g, &free) == 0)
+		refill(g, free);
+	(void)free_bytes(g, &free);
+	mode = set_mode(g, free, NULL);
+	pthread_mutex_unlock(&g->lock);
+	return mode;
 }
 
 /* see wbguard.h */

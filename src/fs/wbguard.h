@@ -82,7 +82,8 @@ enum wbguard_mode wbguard_mode_of(const struct wbguard_plan *p, uint64_t free,
 
 /* struct wbguard - one mount's guard (zero-initialised: not started). */
 struct wbguard {
-	struct wbguard_plan plan;  /* set by wbguard_start() */
+	struct wbguard_plan plan;  /* set by wbguard_start(); lock */
+	uint64_t limit_max;        /* the largest global dirty limit */
 	int dirfd;                 /* the lower root, a real descriptor */
 	pthread_mutex_t lock;      /* the reserve */
 	int fd;                    /* the reserve file (O_TMPFILE); lock */
@@ -126,6 +127,13 @@ enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered);
  * again), or -ENOSPC when the reserve is empty.
  */
 int wbguard_dip(struct wbguard *g, uint64_t need, bool *entered);
+
+/*
+ * wbguard_replan() - the dirty limit in force is @ppm, not the plan's
+ * (the daemon could not set its own): size the reserve for it (taken
+ * whole or not at all, as at the start). Return: the new mode.
+ */
+enum wbguard_mode wbguard_replan(struct wbguard *g, uint32_t ppm);
 
 /* wbguard_lost() - count a written-back request that failed after all. */
 void wbguard_lost(struct wbguard *g);
