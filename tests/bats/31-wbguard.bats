@@ -306,3 +306,83 @@ PY
 	umount_vol "$M"
 	refute grep -q "the reserve is used up" "$T/daemon.log"
 }
+
+@test "wbguard: another program fills the disk behind the mount; fallocate, truncate and O_DIRECT then" {
+	guard_vol 8m
+	mkdata "$R/old" 200000 43
+	cp "$R/old" "$M/old"
+	run python3 - "$M/f" "$T/small/filler" "$M/old" <<'PY'
+import mmap, os, sys
+path, filler, old = sys.argv[1:4]
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+done = 0
+def data(off, n):
+    return bytes((off + i) % 251 for i in range(n))
+# a few MiB through the cache while there is room
+for _ in range(32):
+    done += os.write(fd, data(done, 65536))
+# another program takes every byte left, beside the volume
+with open(filler, "wb") as f:
+    try:
+        while True:
+            f.write(b"z" * 65536)
+            f.flush()
+    except OSError:
+        pass
+# this writer goes on: the kernel's pages find the disk full, the
+# reserve takes them, and a later write is refused
+err = None
+for _ in range(200):
+    try:
+        done += os.write(fd, data(done, 65536))
+    except OSError as e:
+        err = e.strerror
+        break
+print("accepted", done, "error", err)
+os.fsync(fd)
+os.close(fd)
+# what needs new space fails at once; what does not, works
+o = os.open(old, os.O_RDWR)
+try:
+    os.posix_fallocate(o, 200000, 1 << 20)
+    print("fallocate ok")
+except OSError as e:
+    print("fallocate", e.strerror)
+# shrinking, then growing from a unit boundary: holes, no space needed
+os.ftruncate(o, 196608)
+os.ftruncate(o, 300000)
+os.close(o)
+d = os.open(old, os.O_RDWR | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+buf.write(b"D" * 4096)
+print("direct overwrite", os.pwrite(d, buf, 4096))
+os.close(d)
+print("done")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "accepted "*" error No space left on device" ]]
+	[ "${lines[1]}" = "fallocate No space left on device" ]
+	[ "${lines[2]}" = "direct overwrite 4096" ]
+	[ "${lines[3]}" = done ]
+	n=$(awk '{print $2; exit}' <<<"$output")
+	python3 - "$R/old" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.truncate(196608); f.truncate(300000)
+    f.seek(4096); f.write(b"D" * 4096)
+PY
+	remount "$C" "$M"
+	python3 - "$M/f" "$n" <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+n = int(sys.argv[2])
+assert len(b) == n, (len(b), n)
+assert b == bytes(i % 251 for i in range(n)), "contents differ"
+PY
+	cmp "$M/old" "$R/old"
+	umount_vol "$M"
+	refute grep -q "the reserve is used up" "$T/daemon.log"
+	grep -q "writeback guard: the cipher directory's filesystem is full" \
+		"$T/daemon.log"
+}
