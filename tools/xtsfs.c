@@ -97,8 +97,12 @@ static const struct cli cli = {
 "                          for /etc/fstab (the last one wins; --passfile and\n"
 "                          --extpass win over them), and writeback: the\n"
 "                          kernel's writeback cache (faster small and random\n"
-"                          writes; but a full disk is then reported only at\n"
-"                          fsync/close, see doc/DESIGN.md); read_ahead_kb=N\n"
+"                          writes; off by default: nowriteback), with a\n"
+"                          guard that keeps a full disk reported at write(2)\n"
+"                          (a reserve in the cipher directory, a dirty\n"
+"                          limit; see doc/USAGE.md); nowbguard: writeback\n"
+"                          without it (a full disk then shows only at\n"
+"                          fsync/close); read_ahead_kb=N\n"
 "                          (default 4096; 0 keeps the kernel's),\n"
 "                          attr_timeout=S and entry_timeout=S (seconds the\n"
 "                          kernel trusts attributes and names; default 30,\n"
@@ -151,6 +155,7 @@ struct opts {
 	int readonly;          /* -o ro/rw (an int: fuse_opt sets it) */
 	bool reverse;          /* --reverse */
 	int writeback;         /* -o writeback (an int: fuse_opt sets it) */
+	int wbguard;           /* -o wbguard/nowbguard (fuse_opt sets it) */
 	int acl;               /* -o acl: POSIX ACLs (fuse_opt sets it) */
 	int sharedstorage;     /* -o sharedstorage (fuse_opt sets it) */
 	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
@@ -262,6 +267,9 @@ enum {
  */
 static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("writeback", writeback, 1),
+	OPT_FLAG("nowriteback", writeback, 0),
+	OPT_FLAG("wbguard", wbguard, 1),
+	OPT_FLAG("nowbguard", wbguard, 0),
 	OPT_FLAG("ro", readonly, 1),
 	OPT_FLAG("rw", readonly, 0),
 	OPT_FLAG("acl", acl, 1),
@@ -588,6 +596,7 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 	 */
 	if (glue_session_io(se, (o->reverse ? 0 :
 				 GLUE_INIT_KILLPRIV_V2 |
+				 GLUE_INIT_DIRECT_IO_ALLOW_MMAP |
 				 (o->pdirops ? GLUE_INIT_PARALLEL_DIROPS : 0)) |
 			    (o->uring ? GLUE_INIT_URING : 0),
 			    o->mountpoint) != 0)
@@ -802,6 +811,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.acl = o->acl;
 	fs.m.readonly = o->readonly;
 	fs.m.writeback = o->writeback && !o->readonly;
+	fs.m.wbguard = o->wbguard;
 	fs.m.sharedstorage = o->sharedstorage;
 	fs.m.dir_handles = o->dirhandles;
 	fs.m.entry_timeout = timeout_of(o, o->entry_timeout, ENTRY_TIMEOUT);
@@ -870,6 +880,7 @@ int main(int argc, char **argv)
 		.read_ahead_kb = READ_AHEAD_KB,
 		.notify = 1,
 		.pdirops = 1,
+		.wbguard = 1,
 		.attr_timeout = -1,
 		.entry_timeout = -1,
 	};

@@ -5,6 +5,7 @@
 #include "bdi.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,8 @@ int bdi_find_in(FILE *f, const char *mountpoint, char *devname,
 	return err;
 }
 
+static int read_number(const char *path, const char *key, uint64_t *out);
+
 static int write_sysfs(const char *path, unsigned value)
 {
 	char buf[16];
@@ -108,13 +111,99 @@ int bdi_tune_once(struct bdi_tune *t)
 	char dev[32], path[96];
 	int expected = 0, err;
 
-	if (!t->read_ahead_kb || !t->mountpoint ||
-	    atomic_load_explicit(&t->state, memory_order_relaxed) != 0 ||
-	    !atomic_compare_exchange_strong(&t->state, &expected, 1))
+	if (atomic_load_explicit(&t->state, memory_order_acquire) == 2)
 		return 0;
+	if (!atomic_compare_exchange_strong(&t->state, &expected, 1)) {
+		/* another thread is at it: its dirty limit must hold first */
+		while (atomic_load_explicit(&t->state,
+					    memory_order_acquire) != 2)
+			sched_yield();
+		return 0;
+	}
+	if (!t->mountpoint || (!t->read_ahead_kb && !t->dirty_ppm)) {
+		t->dirty_err = -ENOENT;
+		atomic_store_explicit(&t->state, 2, memory_order_release);
+		return 0;
+	}
 	err = bdi_find(t->mountpoint, dev, sizeof(dev));
+	t->dirty_err = err;
+	if (!err && t->dirty_ppm) {
+		uint64_t strict = 0, ppm = 0;
+
+		/* as root; else FUSE's own limit stays, read below */
+		snprintf(path, sizeof(path), "/sys/class/bdi/%s/strict_limit",
+			 dev);
+		(void)write_sysfs(path, 1);
+		t->dirty_err = read_number(path, NULL, &strict);
+		snprintf(path, sizeof(path),
+			 "/sys/class/bdi/%s/max_ratio_fine", dev);
+		(void)write_sysfs(path, t->dirty_ppm);
+		if (!t->dirty_err)
+			t->dirty_err = read_number(path, NULL, &ppm);
+		if (!t->dirty_err && (!strict || !ppm || ppm > 1000000))
+			t->dirty_err = -EPERM;
+		t->dirty_ppm_now = (unsigned)ppm;
+	}
+	if (!err && t->read_ahead_kb) {
+		snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb",
+			 dev);
+		err = write_sysfs(path, t->read_ahead_kb);
+	} else if (!t->read_ahead_kb) {
+		err = 0;
+	}
+	atomic_store_explicit(&t->state, 2, memory_order_release);
+	return err;
+}
+
+/* see bdi.h */
+uint64_t bdi_limit_from(uint64_t dirty_bytes, unsigned dirty_ratio,
+			uint64_t mem_total)
+{
+	if (dirty_bytes)
+		return dirty_bytes;
+	return mem_total / 100 * dirty_ratio;
+}
+
+/* The first number in file @path (after @key), or -errno. */
+static int read_number(const char *path, const char *key, uint64_t *out)
+{
+	FILE *f = fopen(path, "re");
+	char line[256];
+	int err = -ENODATA;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		char *p = line;
+
+		if (key) {
+			if (strncmp(line, key, strlen(key)))
+				continue;
+			p += strlen(key);
+		}
+		if (sscanf(p, "%llu", &v) == 1) {
+			*out = v;
+			err = 0;
+		}
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* see bdi.h */
+int bdi_limit_max(uint64_t *bytes)
+{
+	uint64_t db = 0, ratio = 0, kb = 0;
+	int err = read_number("/proc/sys/vm/dirty_bytes", NULL, &db);
+
+	if (!err && !db)
+		err = read_number("/proc/sys/vm/dirty_ratio", NULL, &ratio);
+	if (!err && !db)
+		err = read_number("/proc/meminfo", "MemTotal:", &kb);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
-	return write_sysfs(path, t->read_ahead_kb);
+	*bytes = bdi_limit_from(db, (unsigned)ratio, kb * 1024);
+	return *bytes ? 0 : -EINVAL;
 }

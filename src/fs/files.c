@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 /* see mount_int.h */
@@ -133,6 +134,229 @@ static int open_trunc(struct xmount *m, struct xnode *in, int fd,
 	return err;
 }
 
+/* ---- the writeback guard ------------------------------------------------ */
+
+/* Whether the writeback guard is on. */
+static bool guard_on(const struct xmount *m)
+{
+	return m->guard && !atomic_load(&m->guard->off);
+}
+
+/* The log line of a change of the guard's mode from @old to @mode. */
+static void guard_said(struct xmount *m, enum wbguard_mode old,
+		       enum wbguard_mode mode)
+{
+	if (mode == old)
+		return;
+	if (mode == WBG_REFUSING)
+		xm_log(m, LOG_WARNING, "writeback guard: the cipher "
+		       "directory's filesystem is full: dirty pages go to the "
+		       "reserve (%llu KiB left); writes through files opened "
+		       "before are refused (ENOSPC), new opens write through",
+		       (unsigned long long)m->guard->reserved / 1024);
+	else if (old == WBG_REFUSING)
+		xm_log(m, LOG_NOTICE, "writeback guard: space again, the "
+		       "reserve is whole: writes through the cache resume%s",
+		       mode == WBG_LOW ? " (new opens still write through)" :
+		       "");
+}
+
+/* wbguard_check() with a log line when the mode changes. */
+static enum wbguard_mode guard_check(struct xmount *m)
+{
+	enum wbguard_mode old = atomic_load(&m->guard->mode), mode;
+	bool entered;
+
+	mode = wbguard_check(m->guard, &entered);
+	guard_said(m, old, mode);
+	return mode;
+}
+
+/*
+ * After the first open set the mount's dirty limit (bdi_tune_once()):
+ * the reserve must cover the limit in force, FUSE's own 1 % when the
+ * daemon could not set its own (not root); without a strict limit
+ * nothing bounds what the reserve must cover, so there is no guard
+ * (said once).
+ */
+static void guard_bound(struct xmount *m)
+{
+	struct wbguard *g = m->guard;
+	unsigned ppm = m->readahead.dirty_ppm_now;
+	int err = m->readahead.dirty_err;
+
+	if (!guard_on(m))
+		return;
+	if (err) {
+		wbguard_disable(g);
+		xm_log(m, LOG_WARNING, "writeback guard off: no strict dirty "
+		       "limit on the mount (/sys/class/bdi/.../max_ratio_fine, "
+		       "strict_limit: %s): a full disk shows only at fsync or "
+		       "close", strerror(-err));
+		return;
+	}
+	if (ppm == g->plan.dirty_ppm)
+		return;
+	(void)wbguard_replan(g, ppm);
+	xm_log(m, LOG_NOTICE, "writeback guard: the mount's dirty limit is "
+	       "%u ppm of the global one (not ours: not root?): at most "
+	       "%llu KiB dirty, %llu KiB reserved (%llu KiB held now)", ppm,
+	       (unsigned long long)g->plan.dirty_max / 1024,
+	       (unsigned long long)g->plan.reserve / 1024,
+	       (unsigned long long)g->reserved / 1024);
+}
+
+/* see mount.h */
+int xm_guard_start(struct xmount *m)
+{
+	struct wbguard *g;
+	uint64_t limit;
+	int fd, err;
+
+	if (!m->writeback_on || !m->wbguard || m->readonly)
+		return 0;
+	err = bdi_limit_max(&limit);
+	if (err)
+		goto out;
+	fd = openat(m->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		close(fd);
+		err = -ENOMEM;
+		goto out;
+	}
+	err = wbguard_start(g, fd, limit);
+	if (err) {
+		free(g);
+		goto out;
+	}
+	m->guard = g;
+	m->readahead.dirty_ppm = g->plan.dirty_ppm;
+	xm_log(m, LOG_INFO, "writeback guard: at most %llu KiB dirty, %llu KiB "
+	       "reserved in the cipher directory (%llu KiB held now)",
+	       (unsigned long long)g->plan.dirty_max / 1024,
+	       (unsigned long long)g->plan.reserve / 1024,
+	       (unsigned long long)g->reserved / 1024);
+	if (atomic_load(&g->mode) != WBG_NORMAL)
+		xm_log(m, LOG_NOTICE, "writeback guard: less than %llu KiB "
+		       "free: files are opened without the writeback cache "
+		       "until there is",
+		       (unsigned long long)(g->plan.reserve + g->plan.low) /
+		       1024);
+	return 0;
+out:
+	xm_log(m, LOG_WARNING, "writeback guard off: %s: a full disk shows "
+	       "only at fsync or close", err == -EOPNOTSUPP ?
+	       "the cipher directory's filesystem has no O_TMPFILE or "
+	       "fallocate" : strerror(-err));
+	return err;
+}
+
+/* see mount.h */
+bool xm_guard_refuses(struct xmount *m, struct xhandle *h)
+{
+	if (!h->cached_writer || !guard_on(m) ||
+	    atomic_load(&m->guard->mode) != WBG_REFUSING ||
+	    guard_check(m) != WBG_REFUSING)
+		return false;
+	/* expired: a read or lseek may be asking; let it through */
+	if (!h->wronly && !xm_told_fresh(h->in))
+		return false;
+	atomic_fetch_add(&m->guard->refused, 1);
+	return true;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* see mount.h */
+void xm_told_until(struct xnode *in, double timeout)
+{
+	int64_t until = now_ns() + (int64_t)(timeout * 1e9);
+
+	pthread_mutex_lock(&in->seen_lock);
+	in->attr_expiry_ns = until;
+	pthread_mutex_unlock(&in->seen_lock);
+}
+
+/* see mount.h */
+bool xm_told_fresh(struct xnode *in)
+{
+	int64_t until;
+
+	pthread_mutex_lock(&in->seen_lock);
+	until = in->attr_expiry_ns;
+	pthread_mutex_unlock(&in->seen_lock);
+	return now_ns() < until;
+}
+
+/* see mount.h */
+bool xm_guard_watch(struct xmount *m, struct xnode *in)
+{
+	bool watch;
+
+	if (!m->guard || atomic_load(&m->guard->mode) != WBG_REFUSING ||
+	    in->type != S_IFREG)
+		return false;
+	pthread_mutex_lock(&in->seen_lock);
+	watch = in->cached_writers > 0;
+	pthread_mutex_unlock(&in->seen_lock);
+	return watch;
+}
+
+/* see mount.h */
+void xm_guard_each_writer(struct xmount *m,
+			  void (*fn)(void *arg, struct xnode *in), void *arg)
+{
+	pthread_mutex_lock(&m->writers_lock);
+	for (struct xhandle *h = m->writers; h; h = h->wnext)
+		fn(arg, h->in);
+	pthread_mutex_unlock(&m->writers_lock);
+}
+
+/*
+ * A written-back write found no space: take room from the reserve and
+ * try again, as long as there is reserve (@w: the write, redone).
+ */
+static ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
+			   bool *refusing, ssize_t (*w)(void *), void *arg)
+{
+	enum wbguard_mode old;
+	bool entered;
+
+	while (n == -ENOSPC) {
+		old = atomic_load(&m->guard->mode);
+		/*
+		 * @size bytes of units 40 bytes off the lower blocks touch
+		 * one block more, a tail slot one more; again if not enough
+		 */
+		if (wbguard_dip(m->guard, (uint64_t)size + 8192,
+				&entered) != 0) {
+			wbguard_lost(m->guard);
+			xm_log(m, LOG_ERR, "writeback guard: the reserve is "
+			       "used up: a written-back write of %zu bytes "
+			       "failed (No space left on device; fsync or "
+			       "close reports it)", size);
+			break;
+		}
+		*refusing |= entered;
+		guard_said(m, old, WBG_REFUSING);
+		n = w(arg);
+	}
+	/* what it was given and did not need goes back to the reserve */
+	(void)guard_check(m);
+	return n;
+}
+
 /* A handle of @in on lower descriptor @fd (kept only on success). */
 static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 		       bool writable, struct xhandle **out, bool *keep_cache)
@@ -146,6 +370,7 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	if (err)
 		xm_log(m, LOG_INFO, "readahead window left at the kernel "
 		       "default: %s", strerror(-err));
+	guard_bound(m);
 	/*
 	 * A lower file changed behind our back may be a different file
 	 * altogether (another id): read its header again.
@@ -167,9 +392,24 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 		return -ENOMEM;
 	h->fd = fd;
 	h->in = in;
+	h->m = m;
 	h->writable = writable;
+	h->wronly = (flags & O_ACCMODE) == O_WRONLY;
+	if (writable && guard_on(m)) {
+		h->direct = guard_check(m) != WBG_NORMAL;
+		h->cached_writer = !h->direct;
+	}
+	if (h->cached_writer) {
+		pthread_mutex_lock(&m->writers_lock);
+		h->wnext = m->writers;
+		if (m->writers)
+			m->writers->wprev = h;
+		m->writers = h;
+		pthread_mutex_unlock(&m->writers_lock);
+	}
 	pthread_mutex_lock(&in->seen_lock);
 	in->handles++;
+	in->cached_writers += h->cached_writer;
 	h->next = in->open;
 	if (in->open)
 		in->open->prev = h;
@@ -406,17 +646,40 @@ static void keep_mtime(const struct xmount *m, int fd,
 		(void)futimens(fd, tv);
 }
 
+/* One content_write() of xm_write(), to be redone by guard_cover(). */
+struct wr_args {
+	struct xmount *m;
+	struct xhandle *h;
+	uint64_t *ps;
+	const uint8_t *buf;
+	size_t size;
+	off_t off;
+};
+
+static ssize_t wr_once(void *arg)
+{
+	struct wr_args *a = arg;
+
+	return content_write(a->m->xts, a->h->fd, &a->h->in->hdr, a->ps,
+			     a->buf, a->size, (uint64_t)a->off,
+			     a->m->write_flags);
+}
+
 /* see mount.h */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
-		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed)
+		 const uint8_t *buf, size_t size, off_t off, bool writeback,
+		 bool *mode_changed, bool *refusing)
 {
 	struct xnode *in = h->in;
 	struct stat before;
+	struct wr_args a = { m, h, NULL, buf, size, off };
 	uint64_t ps;
 	ssize_t n;
 	int err;
 
 	*mode_changed = false;
+	*refusing = false;
+	a.ps = &ps;
 	pthread_rwlock_wrlock(&in->lock);
 	err = lower_psize_st(h->fd, &ps, &before);
 	if (!err)
@@ -426,8 +689,13 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		return err;
 	}
 	*mode_changed = kill_priv(who, in, before.st_mode, before.st_gid);
-	n = content_write(m->xts, h->fd, &in->hdr, &ps, buf, size,
-			  (uint64_t)off, m->write_flags);
+	n = wr_once(&a);
+	/*
+	 * Pages a program was told it wrote: the reserve holds room for
+	 * them. Other writes (bypassing the cache, O_DIRECT) get ENOSPC.
+	 */
+	if (n == -ENOSPC && writeback && guard_on(m))
+		n = guard_cover(m, n, size, refusing, wr_once, &a);
 	keep_mtime(m, h->fd, &before);
 	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);
@@ -464,8 +732,21 @@ int xm_flock(struct xhandle *h, int op)
 /* see mount.h */
 void xm_release(struct xhandle *h)
 {
+	struct xmount *m = h->m;
+
+	if (h->cached_writer) {
+		pthread_mutex_lock(&m->writers_lock);
+		if (h->wprev)
+			h->wprev->wnext = h->wnext;
+		else
+			m->writers = h->wnext;
+		if (h->wnext)
+			h->wnext->wprev = h->wprev;
+		pthread_mutex_unlock(&m->writers_lock);
+	}
 	pthread_mutex_lock(&h->in->seen_lock);
 	h->in->handles--;
+	h->in->cached_writers -= h->cached_writer;
 	if (h->prev)
 		h->prev->next = h->next;
 	else

@@ -71,6 +71,7 @@ void glue_reply_xattr(fuse_req_t req, ssize_t n, const char *buf,
 /* What the I/O hooks know of INIT: one session per process. */
 static struct {
 	uint32_t want;          /* K_* flags to add where offered */
+	uint32_t want2;         /* K2_* flags (flags2) likewise */
 	bool uring;             /* -o uring: offer FUSE over io_uring */
 	struct fuse_session *se;
 	const char *mountpoint; /* for log lines */
@@ -197,6 +198,18 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 				flags |= init_patch.want & init_patch.offered;
 				memcpy(out + at, &flags, sizeof(flags));
 			}
+			/* flags2 only in a reply long enough (minor >= 23) */
+			if (oh.error == 0 &&
+			    (init_patch.want2 & init_patch.offered2) &&
+			    iov[1].iov_len >= sizeof(struct k_init_out)) {
+				struct k_init_out o;
+
+				memcpy(&o, out, sizeof(o));
+				o.flags |= K_INIT_EXT;
+				o.flags2 |= init_patch.want2 &
+					    init_patch.offered2;
+				memcpy(out, &o, sizeof(o));
+			}
 			if (oh.error == 0 && init_patch.uring)
 				ring = offer_uring(fd, out, iov[1].iov_len);
 		}
@@ -223,6 +236,9 @@ int glue_session_io(struct fuse_session *se, unsigned add,
 	int rc;
 
 	init_patch.want = 0;
+	init_patch.want2 = 0;
+	if (add & GLUE_INIT_DIRECT_IO_ALLOW_MMAP)
+		init_patch.want2 |= K2_DIRECT_IO_ALLOW_MMAP;
 	if (add & GLUE_INIT_KILLPRIV_V2)
 		init_patch.want |= K_HANDLE_KILLPRIV_V2;
 	if (add & GLUE_INIT_PARALLEL_DIROPS)

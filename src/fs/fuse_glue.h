@@ -68,6 +68,15 @@ enum {
 	 * else one log line and /dev/fuse as without.
 	 */
 	GLUE_INIT_URING = 1u << 2,
+	/*
+	 * FUSE_DIRECT_IO_ALLOW_MMAP (flags2): a file opened with
+	 * FOPEN_DIRECT_IO (the writeback guard's opens on a nearly full
+	 * disk) may still be mapped shared; without it mmap(MAP_SHARED)
+	 * fails with ENODEV (fs/fuse/file.c, fuse_file_mmap). The kernel
+	 * then keeps the mapping's pages in its cache, as for any file.
+	 * libfuse 3.14 has no name for it.
+	 */
+	GLUE_INIT_DIRECT_IO_ALLOW_MMAP = 1u << 3,
 };
 
 /*
@@ -75,7 +84,8 @@ enum {
  * device through our own calls (fuse_session_custom_io), which pass
  * every byte on as libfuse gave it, except that the reply to INIT also
  * carries the GLUE_INIT_* flags in @add that the kernel offered. libfuse
- * 3.14 (Debian 12) has no name for KILLPRIV_V2, drops PARALLEL_DIROPS and
+ * 3.14 (Debian 12) has no name for KILLPRIV_V2 and DIRECT_IO_ALLOW_MMAP,
+ * drops PARALLEL_DIROPS and
  * predates FUSE over io_uring (GLUE_INIT_URING), whose replies these
  * calls route into the ring. @mountpoint names the mount in log lines.
  * Return: 0 or -errno (then the session is as it was).

@@ -84,6 +84,9 @@ _Static_assert(sizeof(struct k_init_out) == 36, "fuse_init_out to flags2");
 /* FUSE_OVER_IO_URING, in the INIT flags2 word (1ULL << 41 overall) */
 #define K2_OVER_IO_URING (1u << 9)
 
+/* FUSE_DIRECT_IO_ALLOW_MMAP, in flags2 (1ULL << 36 overall) */
+#define K2_DIRECT_IO_ALLOW_MMAP (1u << 4)
+
 /* the commands, in sqe->cmd_op (enum fuse_uring_cmd) */
 #define K_URING_CMD_REGISTER 1u
 #define K_URING_CMD_COMMIT_AND_FETCH 2u

@@ -118,19 +118,78 @@ static void fill_entry(struct fuse_entry_param *e, struct xmount *m,
 	e->entry_timeout = m->entry_timeout;
 }
 
+/*
+ * How a reply gives the kernel attributes of @in while the writeback
+ * guard refuses cached writes and @in has handles writing through the
+ * cache (xm_guard_watch()): their next write must find the attributes
+ * invalid and ask (fwd_getattr), whatever else asks meanwhile (a stat,
+ * a lookup, a setattr).
+ * - GIVE_PLAIN: no guard to keep; the mount's attribute timeout.
+ * - GIVE_DROPPED: the kernel's copy has not expired: invalidated now,
+ *   before the reply, so that the kernel drops the reply's attributes
+ *   (fs/fuse/inode.c, fuse_change_attributes_i: attr_version) and keeps
+ *   its expiry; the caller still gets them.
+ * - GIVE_LONG: the kernel's copy expired (or @applied: a setattr reply,
+ *   which the kernel applies whatever its attr_version): given with
+ *   GUARD_ATTR_TIMEOUT and invalidated right after the reply, so that
+ *   from then on the kernel's copy never expires during the refusal,
+ *   and a read or lseek (which ask for the size alone) never asks.
+ *   A write racing that invalidation can still get through, once.
+ */
+enum give { GIVE_PLAIN, GIVE_DROPPED, GIVE_LONG };
+
+#define GUARD_ATTR_TIMEOUT 86400.0
+
+static enum give guard_give(struct fwd *f, struct xnode *in, bool applied)
+{
+	fuse_ino_t ino = (fuse_ino_t)(uintptr_t)in;
+
+	if (!f->se || in == f->m.root || !xm_guard_watch(&f->m, in))
+		return GIVE_PLAIN;
+	if (!applied && xm_told_fresh(in)) {
+		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
+		return GIVE_DROPPED;
+	}
+	return GIVE_LONG;
+}
+
+/* The attribute timeout of a reply about @in given as @how. */
+static double give_timeout(struct fwd *f, struct xnode *in, enum give how)
+{
+	return how == GIVE_LONG ? GUARD_ATTR_TIMEOUT : attr_ttl(&f->m, in);
+}
+
+/*
+ * After the reply (@f taken before it: the reply frees the request):
+ * what the kernel keeps, and the invalidation of GIVE_LONG.
+ */
+static void given(struct fwd *f, struct xnode *in, enum give how)
+{
+	if (how != GIVE_DROPPED)
+		xm_told_until(in, give_timeout(f, in, how));
+	if (how == GIVE_LONG)
+		(void)fuse_lowlevel_notify_inval_inode(f->se,
+				(fuse_ino_t)(uintptr_t)in, -1, 0);
+}
+
 /* Reply to a request that made or found @in, or failed with @err. */
 static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 			const struct stat *st)
 {
+	struct fwd *f = fwd_of(req);
 	struct fuse_entry_param e;
+	enum give how;
 
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
-	fill_entry(&e, mnt_of(req), in, st);
+	how = guard_give(f, in, false);
+	fill_entry(&e, &f->m, in, st);
+	e.attr_timeout = give_timeout(f, in, how);
 	xm_told(in, st);
 	fuse_reply_entry(req, &e);
+	given(f, in, how);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -179,25 +238,46 @@ static void fwd_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
+/* @applied: a setattr's reply (guard_give()). */
 static void reply_attr(fuse_req_t req, struct xnode *in, int err,
-		       const struct stat *st)
+		       const struct stat *st, bool applied)
 {
+	struct fwd *f = fwd_of(req);
+	enum give how;
+
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
+	how = guard_give(f, in, applied);
 	xm_told(in, st);
-	fuse_reply_attr(req, st, attr_ttl(mnt_of(req), in));
+	fuse_reply_attr(req, st, give_timeout(f, in, how));
+	given(f, in, how);
 }
 
+/*
+ * With the writeback cache, the kernel asks for the attributes with a
+ * file handle (FUSE_GETATTR_FH) before a write(2) into its cache when
+ * the mode it holds is invalid (fs/fuse/file.c, fuse_cache_write_iter:
+ * fuse_update_attributes(..., STATX_SIZE | STATX_MODE)), and an error
+ * here fails that write(2) before it copies a byte. So while the
+ * writeback guard's reserve is in use, such a write is refused with
+ * ENOSPC (xm_guard_refuses() tells a write's request from a read's);
+ * stat(2) and fstat(2) ask without a handle (fs/fuse/dir.c,
+ * fuse_getattr) and are answered.
+ */
 static void fwd_getattr(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
+	struct xmount *m = mnt_of(req);
 	struct xnode *in = node_of(req, ino);
 	struct stat st;
 
-	(void)fi;
-	reply_attr(req, in, xm_getattr(mnt_of(req), in, &st), &st);
+	if (fi && m->guard && xm_guard_refuses(m, handle_of(fi))) {
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	reply_attr(req, in, xm_getattr(m, in, &st), &st, false);
 }
 
 static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -209,7 +289,7 @@ static void fwd_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int err = xm_setattr(mnt_of(req), &who, in, attr, valid,
 			     fi ? handle_of(fi) : NULL, &st);
 
-	reply_attr(req, in, err, &st);
+	reply_attr(req, in, err, &st, true);
 }
 
 static void fwd_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -338,6 +418,8 @@ static void fill_open(struct fuse_file_info *fi, const struct xmount *m,
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->keep_cache = keep_cache;
 	fi->noflush = m->noflush;
+	/* the writeback guard saw little space: every write to us */
+	fi->direct_io = h->direct;
 }
 
 static void fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -369,11 +451,13 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		       mode_t mode, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
-	struct xmount *m = mnt_of(req);
+	struct fwd *f = fwd_of(req);
+	struct xmount *m = &f->m;
 	struct fuse_entry_param e;
 	struct xhandle *h;
 	struct xnode *in;
 	struct stat st;
+	enum give how;
 	bool keep;
 	int err = xm_create(m, &who, node_of(req, parent), name, mode,
 			    fi->flags, &in, &st, &h, &keep);
@@ -382,10 +466,13 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -err);
 		return;
 	}
+	how = guard_give(f, in, false);
 	fill_entry(&e, m, in, &st);
+	e.attr_timeout = give_timeout(f, in, how);
 	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
 	fuse_reply_create(req, &e, fi);
+	given(f, in, how);
 }
 
 static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -401,16 +488,35 @@ static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, (const char *)data, (size_t)n);
 }
 
+/* Make a handle's next cached write ask first (xm_guard_each_writer()). */
+static void guard_inval(void *arg, struct xnode *in)
+{
+	struct fwd *f = arg;
+
+	(void)fuse_lowlevel_notify_inval_inode(f->se,
+					       (fuse_ino_t)(uintptr_t)in, -1, 0);
+}
+
+/*
+ * fi->writepage: the kernel writes back pages of its cache (the program
+ * was told they were written), which the writeback guard's reserve
+ * covers; when that starts, every handle writing through the cache gets
+ * its attributes invalidated, so that its next write(2) asks first and
+ * is refused (fwd_getattr).
+ */
 static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct caller who = caller_of(req);
-	bool killed;
-	ssize_t n = xm_write(mnt_of(req), &who, handle_of(fi),
-			     (const uint8_t *)buf, size, off, &killed);
+	struct fwd *f = fwd_of(req);
+	bool killed, refusing;
+	ssize_t n = xm_write(&f->m, &who, handle_of(fi), (const uint8_t *)buf,
+			     size, off, fi->writepage, &killed, &refusing);
 
 	if (killed)
 		drop_cached_attrs(req, ino);
+	if (refusing && f->se)
+		xm_guard_each_writer(&f->m, guard_inval, f);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -644,6 +750,14 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 
 	if (rc == -ENOENT)
 		return 0;
+	if (!rc && !dot && xm_guard_watch(m, in)) {
+		/*
+		 * The writeback guard needs the kernel's attributes of @in
+		 * invalid: the name alone (the kernel looks it up then).
+		 */
+		xm_forget(m, in, 1);
+		rc = -EAGAIN;
+	}
 	if (dot || rc) {
 		/*
 		 * "." and "..", or out of descriptors or memory: the name
@@ -662,6 +776,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 		xm_forget(m, in, 1);
 	} else if (in) {
 		xm_told(in, &st);
+		xm_told_until(in, m->attr_timeout);
 		xm_prefetch_dir(m, in); /* a walk of the tree will open it */
 	}
 	return need;
@@ -845,6 +960,8 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 	if (m->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		m->writeback_on = true;
+		/* a full disk still reported at write(2): wbguard.h */
+		(void)xm_guard_start(m);
 	} else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	}

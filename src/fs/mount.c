@@ -289,6 +289,7 @@ int xm_init(struct xmount *m)
 	if (!m->reported)
 		return -ENOMEM;
 	pthread_mutex_init(&m->reported->lock, NULL);
+	pthread_mutex_init(&m->writers_lock, NULL);
 	if (fstatat(m->root_fd, "", &st, AT_EMPTY_PATH) != 0)
 		return -errno;
 	/* the root is never in the table: the front end names it, forever */
@@ -329,6 +330,23 @@ void xm_destroy(struct xmount *m)
 	xm_locks_end(m); /* its owners hold lower descriptors of nodes */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
 	err = durable_stop(&m->durable);
+	if (m->guard) {
+		struct wbguard *g = m->guard;
+
+		if (g->dips || g->lost)
+			xm_log(m, g->lost ? LOG_ERR : LOG_INFO,
+			       "writeback guard: the reserve covered %llu "
+			       "KiB of written-back pages in %llu pieces; "
+			       "%llu cached writes refused; %llu written-back "
+			       "writes failed for lack of space",
+			       g->dipped / 1024, g->dips,
+			       (unsigned long long)atomic_load(&g->refused),
+			       g->lost);
+		/* the reserve's space goes back with it */
+		wbguard_stop(g);
+		free(m->guard);
+		m->guard = NULL;
+	}
 
 	if (err)
 		xm_log(m, LOG_ERR, "cannot sync the cipher directory: %s",

@@ -39,6 +39,7 @@
 #include "itable.h"
 #include "names.h"
 #include "prefetch.h"
+#include "wbguard.h"
 #include "xts.h"
 
 /*
@@ -89,6 +90,11 @@ struct xnode {
 	 * (notify.c) compares a lower change with it.
 	 */
 	struct attr_snap told;
+	int64_t attr_expiry_ns;    /* when the kernel's copy of the attributes
+				    * expires (CLOCK_MONOTONIC), as far as
+				    * the replies it kept say (xm_told_until());
+				    * seen_lock */
+	unsigned cached_writers;   /* handles in xmount.writers; seen_lock */
 	int notify_wd;             /* a directory's inotify watch, 0: none */
 };
 
@@ -102,6 +108,8 @@ struct xmount {
 					   * 4.2); needed to write names */
 	bool readonly;                /* -o ro */
 	bool writeback;               /* -o writeback: kernel writeback cache */
+	bool wbguard;                 /* ... with the writeback guard
+				       * (wbguard.h; xm_guard_start()) */
 	double entry_timeout;         /* seconds the kernel may cache names */
 	double attr_timeout;          /* seconds the kernel may cache attrs */
 	bool said_nolink;             /* logged: the lower numbers names,
@@ -132,6 +140,11 @@ struct xmount {
 	struct xlocks *locks;         /* record locks, made at the first
 				       * (locks.c) */
 	struct xm_notify *notify;     /* change notification, NULL: off */
+	struct wbguard *guard;        /* the writeback guard, NULL: off */
+	pthread_mutex_t writers_lock; /* writers */
+	struct xhandle *writers;      /* handles writing through the kernel's
+				       * cache while the guard is on (a list
+				       * through wnext) */
 };
 
 /*
@@ -152,7 +165,14 @@ struct caller {
 struct xhandle {
 	int fd;                    /* lower fd, O_RDONLY or O_RDWR */
 	struct xnode *in;          /* its node (the kernel holds a lookup) */
+	struct xmount *m;          /* its mount */
 	bool writable;             /* opened for writing */
+	bool wronly;               /* ... and not for reading */
+	bool direct;               /* the kernel is told to bypass its cache
+				    * (FOPEN_DIRECT_IO): the guard saw
+				    * little space left at the open */
+	bool cached_writer;        /* in xmount.writers */
+	struct xhandle *wprev, *wnext; /* xmount.writers; writers_lock */
 	bool changed;              /* the lower file changed behind our back
 				    * since we last saw it: the kernel's
 				    * cached attributes are stale too */
@@ -395,10 +415,62 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 /*
  * xm_write() - write @size bytes at @off for @who; *@mode_changed: the
  * write dropped set-id bits (the kernel's cached mode is stale then).
- * Return: the count or -errno.
+ * @writeback: the kernel writes back pages of its cache, which a program
+ * was told were written: on a full disk the writeback guard's reserve
+ * makes room (*@refusing: the guard has just begun refusing cached
+ * writes, xm_guard_each_writer()). Return: the count or -errno.
  */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
-		 const uint8_t *buf, size_t size, off_t off, bool *mode_changed);
+		 const uint8_t *buf, size_t size, off_t off, bool writeback,
+		 bool *mode_changed, bool *refusing);
+
+/* ---- the writeback guard (files.c; wbguard.h) -------------------------- */
+
+/*
+ * xm_guard_start() - with the kernel's writeback cache agreed
+ * (writeback_on) and @m->wbguard: make the reserve and plan the dirty
+ * limit, which the first open sets (bdi.h). Logs what it did, or why
+ * there is no guard (then a full disk shows only at fsync or close).
+ * Return: 0 or -errno.
+ */
+int xm_guard_start(struct xmount *m);
+
+/*
+ * xm_guard_refuses() - whether a write through @h must be refused with
+ * ENOSPC at the attribute refresh the kernel asked for it
+ * (FUSE_GETATTR_FH): the guard refuses (its reserve is in use), @h writes
+ * through the kernel's cache, and the request can only be a write's:
+ * @h cannot read, or the attributes the kernel holds for the node have
+ * not expired (xm_told_fresh()), so it was not a read or lseek that
+ * asked (those ask for the size alone, which the kernel keeps itself
+ * with the writeback cache; a write also asks for the mode, invalidated
+ * by xm_guard_each_writer()).
+ */
+bool xm_guard_refuses(struct xmount *m, struct xhandle *h);
+
+/*
+ * xm_guard_watch() - whether a reply that gives the kernel attributes
+ * of @in must be followed or preceded by their invalidation: the guard
+ * refuses and @in has handles writing through the cache (their next
+ * write must ask first).
+ */
+bool xm_guard_watch(struct xmount *m, struct xnode *in);
+
+/*
+ * xm_told_until() - the kernel keeps the attributes of @in it was just
+ * given for @timeout seconds (its attr_valid).
+ */
+void xm_told_until(struct xnode *in, double timeout);
+
+/* xm_told_fresh() - whether the kernel's copy of them has not expired. */
+bool xm_told_fresh(struct xnode *in);
+
+/*
+ * xm_guard_each_writer() - call @fn for the node of every handle writing
+ * through the kernel's cache (a node may come more than once).
+ */
+void xm_guard_each_writer(struct xmount *m,
+			  void (*fn)(void *arg, struct xnode *in), void *arg);
 
 /*
  * xm_flock() - flock(2) operation @op (LOCK_SH, LOCK_EX, LOCK_UN) on the

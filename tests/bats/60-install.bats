@@ -131,7 +131,7 @@ complete_words() {
 		[ "$(sort <<<"$output")" = "$(printf '%s\n' aesni auto software vaes zmm)" ]
 	done
 	run complete_words _xtsfs xtsfs -o ''
-	[ "$(sort <<<"$output")" = "$(printf '%s\n' acl allow_costly_kdf allow_other attr_timeout= dirhandles entry_timeout= extpass= noacl nonotify passfile= read_ahead_kb= ro rw sharedstorage uring writeback)" ]
+	[ "$(sort <<<"$output")" = "$(printf '%s\n' acl allow_costly_kdf allow_other attr_timeout= dirhandles entry_timeout= extpass= noacl nonotify nowbguard nowriteback passfile= read_ahead_kb= ro rw sharedstorage uring writeback)" ]
 	run complete_words _xtsfs xtsfs -o ro,wr
 	[ "$output" = "ro,writeback" ]
 	run complete_words _xtsfs xtsfs -o ro,ext

@@ -11,7 +11,8 @@ remount() {
 	local dir=$1 mnt=$2
 	shift 2
 	umount_vol "$mnt" || return 1
-	xtsfs --passfile "$T/pass" "$@" "$dir" "$mnt"
+	xtsfs --passfile "$T/pass" "$@" \
+		"$dir" "$mnt"
 }
 
 # vol_setup [mkfs args...]: a fresh volume in $C mounted on $M, and an
@@ -62,7 +63,8 @@ start_fg() {
 	mkdir -p "$mnt"
 	track_mount "$mnt"
 	# fd 3 closed: bats must not wait for the daemon's end
-	xtsfs -f --passfile "$T/pass" "$@" "$dir" "$mnt" \
+	xtsfs -f --passfile "$T/pass" "$@" \
+		"$dir" "$mnt" \
 		</dev/null >"$T/daemon.out" 2>"$T/daemon.log" 3>&- &
 	DAEMON_PID=$!
 	# a safety bound against a hang, not a timing assertion

@@ -94,7 +94,8 @@ mount_vol() {
 	shift 2
 	mkdir -p "$mnt"
 	track_mount "$mnt"
-	xtsfs --passfile "$T/pass" "$@" "$dir" "$mnt"
+	xtsfs --passfile "$T/pass" "$@" \
+		"$dir" "$mnt"
 }
 
 # umount_vol MNT: unmount, retrying while the mount is busy (a process

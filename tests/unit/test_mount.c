@@ -65,8 +65,9 @@ static void file_roundtrip(struct xnode *dir, const char *name, size_t len,
 	while (done < len) {
 		size_t n = len - done < 5000 ? len - done : 5000;
 		bool killed;
+		bool refusing;
 		ssize_t w = xm_write(&M, &Me, h, want + done, n, (off_t)done,
-				     &killed);
+				     false, &killed, &refusing);
 
 		CHECK(w == (ssize_t)n && !killed, "write %zu at %zu: %zd", n,
 		      done, w);

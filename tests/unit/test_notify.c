@@ -80,7 +80,7 @@ static struct xnode *own_file(const char *name, const char *data)
 	struct xhandle *h = NULL;
 	struct xnode *in = NULL;
 	struct stat st;
-	bool keep, killed;
+	bool keep, killed, refusing;
 
 	CHECK(xm_create(&M, &Me, M.root, name, 0644, O_RDWR | O_CREAT, &in,
 			&st, &h, &keep) == 0, "create %s", name);
@@ -88,7 +88,8 @@ static struct xnode *own_file(const char *name, const char *data)
 		return NULL;
 	xm_told(in, &st);
 	CHECK(xm_write(&M, &Me, h, (const uint8_t *)data, strlen(data), 0,
-		       &killed) == (ssize_t)strlen(data), "write %s", name);
+		       false, &killed, &refusing) == (ssize_t)strlen(data),
+	      "write %s", name);
 	xm_release(h);
 	return in;
 }
