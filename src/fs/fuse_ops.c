@@ -86,11 +86,15 @@ static struct caller caller_of(fuse_req_t req)
  * in a directory the notifier could not watch, when its mtime moved
  * (attributes of such directories live NEG_TIMEOUT). Not with
  * sharedstorage: others' changes raise no event there, and each opendir
- * must look at the lower directory (xm_opendir()).
+ * must look at the lower directory (xm_opendir()). Nor on a lower
+ * filesystem whose listing positions are not known to hold across opens
+ * (xm_init(): local filesystems only; a READDIR without OPENDIR opens the
+ * lower directory anew at each call).
  */
 static bool skip_opendir(const struct xmount *m)
 {
-	return m->notify && !m->dir_handles && !m->sharedstorage;
+	return m->notify && !m->dir_handles && !m->sharedstorage &&
+	       m->dir_offsets_stable;
 }
 
 /* Seconds the kernel may keep @in's attributes. */

@@ -89,6 +89,29 @@ static bool holes_seekable(unsigned long type)
 	}
 }
 
+/*
+ * Whether a lower filesystem of @type lists a directory so that a
+ * position (d_off) from one open stays valid in another (ext4's hashes,
+ * XFS, btrfs, tmpfs and f2fs offsets), so that a listing may be read
+ * without a handle of its own (fuse_ops.c, skip_opendir()). Not FUSE
+ * lowers: sshfs died on a READDIR at a position its fresh handle had not
+ * read to (its mount then said ENOTCONN; 38-network), nor anything else
+ * not known here.
+ */
+static bool dir_offsets_stable(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
+	case 0x58465342UL: /* XFS_SUPER_MAGIC */
+	case 0x9123683EUL: /* BTRFS_SUPER_MAGIC */
+	case 0x01021994UL: /* TMPFS_MAGIC */
+	case 0xF2F52010UL: /* F2FS_SUPER_MAGIC */
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* see mount.h */
 void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
 {
@@ -302,6 +325,7 @@ int xm_init(struct xmount *m)
 	/* shared storage: every close flushes (close-to-open, xm_flush) */
 	m->noflush = close_reports_nothing(fstype) && !m->sharedstorage;
 	m->write_flags = holes_seekable(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
+	m->dir_offsets_stable = dir_offsets_stable(fstype);
 	/* plaintext names need no dirid */
 	err = m->names ? prefetch_start(&m->prefetch, PREFETCH_THREADS,
 					PREFETCH_DEPTH, prefetch_dirid,

@@ -130,6 +130,8 @@ struct xmount {
 	bool writeback_on;            /* the kernel agreed to writeback */
 	bool acl;                     /* POSIX ACLs: the kernel enforces them */
 	bool noflush;                 /* lower close() reports nothing */
+	bool dir_offsets_stable;      /* lower listings resume at a d_off
+				       * in another open (mount.c) */
 	unsigned write_flags;         /* content_write() flags for the lower fs */
 	struct durable durable;       /* dirids and sidecars to sync */
 	struct prefetch prefetch;     /* dirids read ahead */
