@@ -1567,18 +1567,10 @@ count_ops() {
 }
 
 # listing_run OPTS...: mount $C on $M with -d and OPTS, list and sync
-# directories, unmount; the requests in $O/d.log, the listings in
+# directories, unmount; the requests in $T/daemon.log, the listings in
 # $O/list ($O: not $T, whose mtime shows as the root's "..").
 listing_run() {
-	local pid i
-	track_mount "$M"
-	xtsfs -d --passfile "$T/pass" "$@" "$C" "$M" >"$O/d.log" 2>&1 &
-	pid=$!
-	for i in $(seq 1 100); do
-		mountpoint -q "$M" && break
-		sleep 0.1
-	done
-	mountpoint -q "$M"
+	start_fg "$C" "$M" -d "$@"
 	{
 		find "$M" | LC_ALL=C sort
 		ls -laR --time-style=full-iso "$M" | sed "s|$M||"
@@ -1610,7 +1602,8 @@ PY
 		python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd); print("fsyncdir ok")' "$M/big"
 	} >"$O/list"
 	fusermount3 -u "$M"
-	wait "$pid"
+	wait "$DAEMON_PID"
+	cp "$T/daemon.log" "$O/d.log"
 }
 
 @test "listings without OPENDIR where changes are notified: the same answers as with a handle per opendir, and none sent" {
