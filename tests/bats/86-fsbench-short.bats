@@ -90,14 +90,20 @@ out() {
 	done
 }
 
-@test "fsbench --short: daemon table and the issue #6 targets table" {
+@test "fsbench --short: daemon table and the issue #20 targets table" {
 	out
 	grep -Eq '^daemon +CPU s/GiB written +CPU s/GiB read +peak RSS MiB$' "$BATS_FILE_TMPDIR/out"
 	grep -Eq '^xtsfs( +[0-9]+\.[0-9]+){3}$' "$BATS_FILE_TMPDIR/out"
-	grep -Eq '^target +xtsfs +reference +xtsfs/ref +target +verdict$' "$BATS_FILE_TMPDIR/out"
-	grep -Eq '^xtsfs daemon peak RSS .*(met|NOT MET)$' "$BATS_FILE_TMPDIR/out"
-	# a verdict on every row with a reference: 12 workloads + RSS
-	[ "$(grep -Ec '(  met|NOT MET)$' "$BATS_FILE_TMPDIR/out")" -eq 13 ]
+	grep -Eq '^target +xtsfs +reference +xtsfs/ref +target +verdict +xtsfs/fuse-overlayfs +verdict$' "$BATS_FILE_TMPDIR/out"
+	grep -Eq '^xtsfs daemon peak RSS .* <=43 MiB +(met|NOT MET)$' "$BATS_FILE_TMPDIR/out"
+	grep -Eq '^xtsfs daemon CPU per GiB write .* <=0\.5 s +(met|NOT MET)$' "$BATS_FILE_TMPDIR/out"
+	grep -Eq '^xtsfs daemon CPU per GiB read .* <=0\.5 s +(met|NOT MET)$' "$BATS_FILE_TMPDIR/out"
+	# every workload has a target (13), with a verdict, and the verdict
+	# against fuse-overlayfs (n/a when it is not installed)
+	[ "$(grep -Ec ' (met|met\(>=1\.1x:fuse-overlayfs\)|NOT MET) +([0-9]+\.[0-9]+|-) +(met|NOT MET|n/a)$' "$BATS_FILE_TMPDIR/out")" -eq 13 ]
+	if grep -qw fuse-overlayfs "$BATS_FILE_TMPDIR/systems"; then
+		[ "$(grep -Ec ' [0-9]+\.[0-9]+ +(met|NOT MET)$' "$BATS_FILE_TMPDIR/out")" -eq 13 ]
+	fi
 }
 
 @test "fsbench --short: --json has every raw number" {
