@@ -67,38 +67,22 @@ static bool close_reports_nothing(unsigned long type)
 }
 
 /*
- * Whether SEEK_HOLE on a lower filesystem of @type reports holes exactly
- * (ext4, XFS, btrfs, tmpfs, f2fs), so that writes in place may skip the
- * reservation of ranges without holes (CONTENT_HOLES_SEEKABLE). The
- * generic lseek of other filesystems calls every byte of a file data,
- * sparse or not: there every overwrite keeps its fallocate. (ext2 and ext3
- * volumes mounted by the ext4 driver share its magic and its lseek; the
- * old ext2 driver has no fallocate, so its answer changes nothing.)
+ * Whether a lower filesystem of @type is one of the local filesystems
+ * known to do two things exactly (ext4, XFS, btrfs, tmpfs, f2fs):
+ * - SEEK_HOLE reports holes exactly, so that writes in place may skip
+ *   the reservation of ranges without holes (CONTENT_HOLES_SEEKABLE). The
+ *   generic lseek of other filesystems calls every byte of a file data,
+ *   sparse or not: there every overwrite keeps its fallocate. (ext2 and
+ *   ext3 volumes mounted by the ext4 driver share its magic and its
+ *   lseek; the old ext2 driver has no fallocate, so its answer changes
+ *   nothing.)
+ * - a listing position (d_off) from one open stays valid in another
+ *   (ext4's hashes, the others' offsets), so that a listing may be read
+ *   without a handle of its own (fuse_ops.c, skip_opendir()). Not FUSE
+ *   lowers: sshfs died on a READDIR at a position its fresh handle had
+ *   not read to (its mount then said ENOTCONN; 38-network).
  */
-static bool holes_seekable(unsigned long type)
-{
-	switch (type) {
-	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
-	case 0x58465342UL: /* XFS_SUPER_MAGIC */
-	case 0x9123683EUL: /* BTRFS_SUPER_MAGIC */
-	case 0x01021994UL: /* TMPFS_MAGIC */
-	case 0xF2F52010UL: /* F2FS_SUPER_MAGIC */
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * Whether a lower filesystem of @type lists a directory so that a
- * position (d_off) from one open stays valid in another (ext4's hashes,
- * XFS, btrfs, tmpfs and f2fs offsets), so that a listing may be read
- * without a handle of its own (fuse_ops.c, skip_opendir()). Not FUSE
- * lowers: sshfs died on a READDIR at a position its fresh handle had not
- * read to (its mount then said ENOTCONN; 38-network), nor anything else
- * not known here.
- */
-static bool dir_offsets_stable(unsigned long type)
+static bool local_exact(unsigned long type)
 {
 	switch (type) {
 	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
@@ -324,8 +308,8 @@ int xm_init(struct xmount *m)
 	fstype = lower_fs_type(m->root_fd);
 	/* shared storage: every close flushes (close-to-open, xm_flush) */
 	m->noflush = close_reports_nothing(fstype) && !m->sharedstorage;
-	m->write_flags = holes_seekable(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
-	m->dir_offsets_stable = dir_offsets_stable(fstype);
+	m->write_flags = local_exact(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
+	m->dir_offsets_stable = local_exact(fstype);
 	/* plaintext names need no dirid */
 	err = m->names ? prefetch_start(&m->prefetch, PREFETCH_THREADS,
 					PREFETCH_DEPTH, prefetch_dirid,
