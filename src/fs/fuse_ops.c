@@ -111,14 +111,18 @@ static double attr_ttl(struct xmount *m, struct xnode *in)
 	return m->attr_timeout;
 }
 
-/* The entry for node @in with attributes @st (one reference). */
-static void fill_entry(struct fuse_entry_param *e, struct xmount *m,
-		       struct xnode *in, const struct stat *st)
+/*
+ * The entry for node @in with attributes @st (one reference), kept by
+ * the kernel @attr_timeout seconds (attr_ttl(), give_timeout()).
+ */
+static void fill_entry(struct fuse_entry_param *e, const struct xmount *m,
+		       struct xnode *in, const struct stat *st,
+		       double attr_timeout)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = (fuse_ino_t)(uintptr_t)in;
 	e->attr = *st;
-	e->attr_timeout = attr_ttl(m, in);
+	e->attr_timeout = attr_timeout;
 	e->entry_timeout = m->entry_timeout;
 }
 
@@ -165,12 +169,14 @@ static double give_timeout(struct fwd *f, struct xnode *in, enum give how)
 
 /*
  * After the reply (@f taken before it: the reply frees the request):
- * what the kernel keeps, and the invalidation of GIVE_LONG.
+ * what the kernel keeps (@ttl, the reply's give_timeout()), and the
+ * invalidation of GIVE_LONG.
  */
-static void given(struct fwd *f, struct xnode *in, enum give how)
+static void given(struct fwd *f, struct xnode *in, enum give how,
+		  double ttl)
 {
 	if (how != GIVE_DROPPED)
-		xm_told_until(in, give_timeout(f, in, how));
+		xm_told_until(in, ttl);
 	if (how == GIVE_LONG)
 		(void)fuse_lowlevel_notify_inval_inode(f->se,
 				(fuse_ino_t)(uintptr_t)in, -1, 0);
@@ -189,11 +195,10 @@ static void reply_entry(fuse_req_t req, int err, struct xnode *in,
 		return;
 	}
 	how = guard_give(f, in, false);
-	fill_entry(&e, &f->m, in, st);
-	e.attr_timeout = give_timeout(f, in, how);
+	fill_entry(&e, &f->m, in, st, give_timeout(f, in, how));
 	xm_told(in, st);
 	fuse_reply_entry(req, &e);
-	given(f, in, how);
+	given(f, in, how, e.attr_timeout);
 }
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -248,15 +253,17 @@ static void reply_attr(fuse_req_t req, struct xnode *in, int err,
 {
 	struct fwd *f = fwd_of(req);
 	enum give how;
+	double ttl;
 
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
 	}
 	how = guard_give(f, in, applied);
+	ttl = give_timeout(f, in, how);
 	xm_told(in, st);
-	fuse_reply_attr(req, st, give_timeout(f, in, how));
-	given(f, in, how);
+	fuse_reply_attr(req, st, ttl);
+	given(f, in, how, ttl);
 }
 
 /*
@@ -471,12 +478,11 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	how = guard_give(f, in, false);
-	fill_entry(&e, m, in, &st);
-	e.attr_timeout = give_timeout(f, in, how);
+	fill_entry(&e, m, in, &st, give_timeout(f, in, how));
 	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
 	fuse_reply_create(req, &e, fi);
-	given(f, in, how);
+	given(f, in, how, e.attr_timeout);
 }
 
 static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -773,7 +779,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 		e.attr.st_mode = (mode_t)de->type << 12;
 		in = NULL;
 	} else {
-		fill_entry(&e, m, in, &st);
+		fill_entry(&e, m, in, &st, attr_ttl(m, in));
 	}
 	need = fuse_add_direntry_plus(req, p, rem, de->name, &e, de->next);
 	if (in && need > rem) {
