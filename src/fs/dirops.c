@@ -812,9 +812,9 @@ static bool dirid_copy(const char *name)
 
 /*
  * Is lower directory @fd empty but for our own files? 1, 0 or -errno.
- * With @drop, the dirid's conflict copies are removed on the way.
+ * If it is, the dirid's conflict copies are removed on the way.
  */
-static int dir_only_internal(int fd, bool drop)
+static int dir_only_internal(int fd)
 {
 	DIR *dp;
 	struct dirent *de;
@@ -832,7 +832,7 @@ static int dir_only_internal(int fd, bool drop)
 			break;
 		}
 	}
-	if (ret == 1 && drop) {
+	if (ret == 1) {
 		rewinddir(dp);
 		while ((de = readdir(dp)))
 			if (dirid_copy(de->d_name) &&
@@ -850,7 +850,7 @@ static int dir_only_internal(int fd, bool drop)
  */
 static int dirid_take(int fd, uint8_t id[NAMES_DIRID_SIZE + 1], size_t *idlen)
 {
-	int err = dir_only_internal(fd, true);
+	int err = dir_only_internal(fd);
 
 	*idlen = 0;
 	if (err == 0)
