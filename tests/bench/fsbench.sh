@@ -55,6 +55,10 @@
 #   securefs        securefs create (its default format; PBKDF2, 1 round)
 #                   + securefs mount -b, default options
 #   xtsfs           xtsfs-mkfs (cheap Argon2id: time 1, 64 KiB, 1 lane) + xtsfs
+#   xtsfs-uring     the same, mounted with -o uring (FUSE over io_uring);
+#                   sets /sys/module/fuse/parameters/enable_uring to Y for
+#                   the run and puts back what it found. Not selected by
+#                   default: add it to --systems for the A/B in one run
 # Adding a system: write setup_NAME DIR (make the volume in DIR, set
 # MNT[NAME], mount it and register_mount it), teardown_NAME, and, for a
 # FUSE system, remount_NAME (used for the cold starts); a '-' in NAME is
@@ -85,7 +89,7 @@ JSON_OUT=
 XTSFS_BIN=${XTSFS_BIN:-$REPO/build/tools}
 XTSFS_OPTS=()
 
-KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs)
+KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring)
 KNOWN_GROUPS=(seq fio tree)
 # xtsfs's peers for the "best peer" targets: the other encrypting ones.
 ENC_PEERS=(gocryptfs securefs)
@@ -271,7 +275,7 @@ check_prereqs() {
 		*) have fusermount3 || missing+=("fusermount3 (Debian package fuse3)") ;;
 		esac
 		case $s in
-		xtsfs)
+		xtsfs | xtsfs-uring)
 			[ -x "$XTSFS_BIN/xtsfs" ] && [ -x "$XTSFS_BIN/xtsfs-mkfs" ] ||
 				missing+=("$XTSFS_BIN/xtsfs and xtsfs-mkfs (build: meson setup build && ninja -C build, or --xtsfs-bin DIR)") ;;
 		gocryptfs | securefs | fuse-overlayfs)
@@ -432,6 +436,9 @@ cleanup() {
 	for m in "${MOUNTS[@]}"; do
 		fuse_unmount "$m" || busy=1
 	done
+	if [ -n "$URING_PARAM_WAS" ]; then
+		echo "$URING_PARAM_WAS" >"$URING_PARAM"
+	fi
 	if [ -n "$RUN_DIR" ] && [ -d "$RUN_DIR" ]; then
 		if [ "$busy" = 0 ]; then
 			rm -rf --one-file-system "$RUN_DIR"
@@ -492,6 +499,41 @@ remount_xtsfs() {
 	mount_xtsfs
 }
 teardown_xtsfs() { fuse_unmount "${MNT[xtsfs]}"; }
+
+# xtsfs-uring: xtsfs with -o uring. The daemon falls back to /dev/fuse
+# with a log line when the kernel refuses the ring; a benchmark of that
+# would be a mislabelled copy of the xtsfs row, so the mount must show an
+# io_uring descriptor in the daemon or the setup fails.
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_PARAM_WAS=
+setup_xtsfs_uring() {
+	if [ -z "$URING_PARAM_WAS" ]; then
+		[ -w "$URING_PARAM" ] || die "xtsfs-uring: $URING_PARAM is not writable (kernel 6.14+ needed)"
+		URING_PARAM_WAS=$(cat "$URING_PARAM")
+		echo 1 >"$URING_PARAM"
+	fi
+	mkdir -p "$1/cipher" "$1/mnt"
+	"$XTSFS_BIN/xtsfs-mkfs" --argon2-time 1 --argon2-memory 64 \
+		--argon2-lanes 1 --passfile "$PASSFILE" "$1/cipher" >"$1/mkfs.log"
+	MNT[xtsfs-uring]=$1/mnt
+	register_mount "$1/mnt"
+	mount_xtsfs_uring
+}
+mount_xtsfs_uring() {
+	local pid fd
+	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" ${XTSFS_OPTS[@]+"${XTSFS_OPTS[@]}"} \
+		-o uring "${SYSDIR[xtsfs-uring]}/cipher" "${MNT[xtsfs-uring]}"
+	pid=$(daemon_pids "${MNT[xtsfs-uring]}")
+	for fd in /proc/"${pid:-none}"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[io_uring]" ] && return 0
+	done
+	fail "xtsfs-uring: the daemon (pid ${pid:-?}) has no io_uring descriptor: it fell back to /dev/fuse"
+}
+remount_xtsfs_uring() {
+	fuse_unmount "${MNT[xtsfs-uring]}"
+	mount_xtsfs_uring
+}
+teardown_xtsfs_uring() { fuse_unmount "${MNT[xtsfs-uring]}"; }
 
 GOCRYPTFS_PW=()
 setup_gocryptfs() {
@@ -647,7 +689,7 @@ check_tar() {
 	local s=$1 out other
 	out=$(cd "$2" && tar -df "$TAR" 2>&1) && return 0
 	other=$(echo "$out" | grep -v ': Mod time differs$' || true)
-	if [ "$s" = xtsfs ] || [ -n "$other" ]; then
+	if [[ $s == xtsfs* ]] || [ -n "$other" ]; then
 		echo "$out" | head -n 10 >&2
 		fail "$s: tar -d: the extracted tree differs from $TAR ($(echo "$out" | wc -l) lines)"
 	fi
@@ -662,7 +704,7 @@ check_rsync() {
 	out=$(rsync -a -n -c -i --delete "$STAGE/tree/" "$2/")
 	[ -n "$out" ] || return 0
 	other=$(echo "$out" | grep -Ev '^\.[fdL]\.\.[tT]\.+ ' || true)
-	if [ "$s" = xtsfs ] || [ -n "$other" ]; then
+	if [[ $s == xtsfs* ]] || [ -n "$other" ]; then
 		echo "$out" | head -n 10 >&2
 		fail "$s: after rsync -a, rsync -n -c -i still sees $(echo "$out" | wc -l) differences"
 	fi
@@ -924,14 +966,17 @@ print_table() {
 	} | columns left
 }
 
+# The xtsfs arm the targets are evaluated for: xtsfs, then xtsfs-uring.
+TSYS=xtsfs
+
 # target_eval W [REF BOUND]: "RATIO BOUND REF_NAME REF_VALUE VERDICT" for
-# xtsfs on W against W's target, or against system REF with BOUND (RATIO
+# $TSYS on W against W's target, or against system REF with BOUND (RATIO
 # "-" when it cannot be computed); nothing if W has no target.
 target_eval() {
 	local w=$1 x ref refv bound=${3:-${TARGET_X[$1]:-}} op
 	[ -n "$bound" ] || return 0
 	[ "${WL_UNIT[$w]}" = s ] && op='<=' || op='>='
-	x=$(median "$w" xtsfs)
+	x=$(median "$w" "$TSYS")
 	if [ -n "${2:-}" ] || [ "${TARGET_REF[$w]}" = bare ]; then
 		ref=${2:-bare}
 		refv=
@@ -965,17 +1010,25 @@ daemon_median() {
 }
 
 print_targets() {
+	for TSYS in xtsfs xtsfs-uring; do
+		in_list "$TSYS" "${SYSTEMS[@]}" || continue
+		print_targets_of
+	done
+	TSYS=xtsfs
+}
+
+# print_targets_of: the targets table of $TSYS.
+print_targets_of() {
 	local w t ratio bound ref refv verdict x rss ov ovr k v alt
-	in_list xtsfs "${SYSTEMS[@]}" || return 0
 	echo
-	echo "xtsfs against the targets of issue #20 (a report: a missed target does"
+	echo "$TSYS against the targets of issue #20 (a report: a missed target does"
 	echo "not fail the run). Reference: bare, or the best encrypting peer on"
 	echo "that row (best of: ${ENC_PEERS[*]}, among those selected and not failed);"
 	echo "the cold and warm reads may meet theirs as >= 1.1x $TARGET_OVERLAY instead."
 	echo "Every row must also be at least $TARGET_OVERLAY's (the last two columns)."
 	echo
 	{
-		printf 'target\txtsfs\treference\txtsfs/ref\ttarget\tverdict\txtsfs/%s\tverdict\n' "$TARGET_OVERLAY"
+		printf 'target\t%s\treference\t%s/ref\ttarget\tverdict\t%s/%s\tverdict\n' "$TSYS" "$TSYS" "$TSYS" "$TARGET_OVERLAY"
 		for w in "${WL_IDS[@]}"; do
 			in_list "${WL_GROUP[$w]}" "${GROUPS_SEL[@]}" || continue
 			t=$(target_eval "$w")
@@ -987,22 +1040,22 @@ print_targets() {
 				[ "$v" = met ] && verdict="met(>=${alt}x:$TARGET_OVERLAY)"
 			fi
 			read -r ovr _ _ _ ov <<<"$(target_eval "$w" "$TARGET_OVERLAY" 1)"
-			x=$(median "$w" xtsfs)
+			x=$(median "$w" "$TSYS")
 			[ -n "$x" ] && x="$(fmt_num "$x" "${WL_UNIT[$w]}") ${WL_UNIT[$w]}"
 			[ "$refv" != - ] && refv="$(fmt_num "$refv" "${WL_UNIT[$w]}") ${WL_UNIT[$w]}"
 			printf '%s\t%s\t%s %s\t%s\t%sx\t%s\t%s\t%s\n' "${WL_LABEL[$w]}" "${x:-FAIL}" \
 				"$ref" "$refv" "$ratio" "$bound" "${verdict/NOT-/NOT }" "$ovr" "${ov/NOT-/NOT }"
 		done
-		rss=$(peak_rss xtsfs)
+		rss=$(peak_rss "$TSYS")
 		if [ -n "$rss" ]; then
-			printf 'xtsfs daemon peak RSS\t%s MiB\t-\t-\t<=%s MiB\t%s\t\t\n' \
+			printf '%s daemon peak RSS\t%s MiB\t-\t-\t<=%s MiB\t%s\t\t\n' "$TSYS" \
 				"$(awk -v k="$rss" 'BEGIN {printf "%.1f", k / 1024}')" "$TARGET_RSS_MIB" \
 				"$([ "$rss" -le $((TARGET_RSS_MIB * 1024)) ] && echo met || echo "NOT MET")"
 		fi
 		for k in cpu_write cpu_read; do
-			v=$(daemon_median xtsfs "$k")
+			v=$(daemon_median "$TSYS" "$k")
 			[ -n "$v" ] || continue
-			printf 'xtsfs daemon CPU per GiB %s\t%s s\t-\t-\t<=%s s\t%s\t\t\n' \
+			printf '%s daemon CPU per GiB %s\t%s s\t-\t-\t<=%s s\t%s\t\t\n' "$TSYS" \
 				"${k#cpu_}" "$v" "$TARGET_CPU_S_PER_GIB" \
 				"$(awk -v v="$v" -v b="$TARGET_CPU_S_PER_GIB" 'BEGIN {print (v <= b) ? "met" : "NOT MET"}')"
 		done
@@ -1249,7 +1302,7 @@ main() {
 	fi
 
 	# snapshot the xtsfs binaries: a rebuild during the run changes nothing
-	if in_list xtsfs "${SYSTEMS[@]}"; then
+	if in_list xtsfs "${SYSTEMS[@]}" || in_list xtsfs-uring "${SYSTEMS[@]}"; then
 		mkdir -p "$RUN_DIR/bin"
 		cp "$XTSFS_BIN/xtsfs" "$XTSFS_BIN/xtsfs-mkfs" "$RUN_DIR/bin/"
 		XTSFS_BIN=$RUN_DIR/bin
