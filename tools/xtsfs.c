@@ -443,14 +443,33 @@ static int check_paths(const struct opts *o)
 
 /*
  * The daemon holds one O_PATH descriptor per inode the kernel knows, so
- * the soft limit on open files (often 1024) would cap a listing with
- * attributes at about that many entries: raise it to the hard limit.
+ * the limit on open files caps how many files can be known at once: a
+ * tree of more (a tar or rsync of 30,000 files, with the kernel keeping
+ * their inodes) would get EMFILE on a create or lookup. Raise the soft
+ * limit to the hard one; with CAP_SYS_RESOURCE (root) raise both to the
+ * kernel's ceiling, fs.nr_open, first. The descriptor table grows only
+ * as it is used.
  */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
+	unsigned long long ceiling = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (f) {
+		if (fscanf(f, "%llu", &ceiling) != 1)
+			ceiling = 0;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (ceiling > rl.rlim_max) {
+		struct rlimit up = { (rlim_t)ceiling, (rlim_t)ceiling };
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}

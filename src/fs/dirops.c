@@ -92,6 +92,9 @@ int dirops_read_dirid(int dirfd, uint8_t out[NAMES_DIRID_SIZE])
 
 	if (err || len != NAMES_DIRID_SIZE) {
 		explicit_bzero(buf, sizeof(buf));
+		/* out of descriptors or memory says nothing of the file */
+		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM)
+			return err;
 		return -EIO;
 	}
 	memcpy(out, buf, NAMES_DIRID_SIZE);

@@ -84,7 +84,8 @@ void dirops_fd_path(char buf[DIROPS_FD_PATH_SIZE], int fd);
 
 /*
  * dirops_read_dirid() - the dirid of lower directory @dirfd (FORMAT 4.2).
- * Return: 0; -EIO missing or damaged (not exactly 16 bytes, not a file).
+ * Return: 0; -EIO missing or damaged (not exactly 16 bytes, not a file);
+ * -EMFILE, -ENFILE or -ENOMEM as they came (the file was not read).
  */
 int dirops_read_dirid(int dirfd, uint8_t out[NAMES_DIRID_SIZE]);
 

@@ -482,9 +482,13 @@ int xm_open(struct xmount *m, const struct caller *who, struct xnode *in,
 		return in->type == S_IFDIR ? -EISDIR : -EINVAL;
 	if (lower_unlinked(in))
 		return -ESTALE;
-	fd = reopen(in, lower_flags(flags, &writable));
-	if (fd == -ESTALE)
-		fd = reopen_held(in, writable);
+	for (int tries = 0;; tries++) {
+		fd = reopen(in, lower_flags(flags, &writable));
+		if (fd == -ESTALE)
+			fd = reopen_held(in, writable);
+		if (!xm_fd_retry(m, fd, tries))
+			break;
+	}
 	if (fd < 0)
 		return fd;
 	err = handle_open(m, in, fd, flags, writable, h, keep_cache);
@@ -553,8 +557,13 @@ int xm_create(struct xmount *m, const struct caller *who, struct xnode *dir,
 	if (err)
 		return err;
 	notify_own(m, dir, ln.stored, 1); /* its event is ours */
-	fd = create_lower(who, dir, &ln, create_mode(m, who, dir->fd, mode),
-			  flags, &made);
+	for (int tries = 0;; tries++) {
+		fd = create_lower(who, dir, &ln,
+				  create_mode(m, who, dir->fd, mode), flags,
+				  &made);
+		if (made || !xm_fd_retry(m, fd, tries))
+			break;
+	}
 	if (!made)
 		notify_own(m, dir, ln.stored, -1); /* none: it was there */
 	if (fd < 0) {

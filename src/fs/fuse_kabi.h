@@ -62,6 +62,18 @@ struct k_out_header {
 	uint64_t unique;      /* the request answered; 0 a notification */
 };
 
+/*
+ * FUSE_NOTIFY_PRUNE (protocol 7.45, Linux 6.18): after the header,
+ * struct fuse_notify_prune_out, then count 64-bit node ids the kernel
+ * drops from its caches if nothing uses them (unknown to older kernels:
+ * the write fails with EINVAL).
+ */
+#define K_NOTIFY_PRUNE 9
+struct k_notify_prune_out {
+	uint32_t count, padding;
+	uint64_t spare;
+};
+
 /* the start of struct fuse_init_in */
 struct k_init_in {
 	uint32_t major, minor, max_readahead, flags;
@@ -79,6 +91,7 @@ struct k_init_out {
 
 _Static_assert(sizeof(struct k_in_header) == 40, "fuse_in_header");
 _Static_assert(sizeof(struct k_out_header) == 16, "fuse_out_header");
+_Static_assert(sizeof(struct k_notify_prune_out) == 16, "fuse_notify_prune_out");
 _Static_assert(sizeof(struct k_init_out) == 36, "fuse_init_out to flags2");
 
 /* FUSE_OVER_IO_URING, in the INIT flags2 word (1ULL << 41 overall) */

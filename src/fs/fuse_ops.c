@@ -6,6 +6,7 @@
  * and attribute timeouts, the caller's credentials, open-file flags for
  * the kernel, notifications and the reply formats.
  */
+#include "fuse_kabi.h"
 #include "fwd.h"
 
 #include "scratch.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/uio.h>
 
 /* xm_setattr() takes FUSE's bits as they are. */
 _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
@@ -948,9 +950,36 @@ static void notify_entry(void *arg, struct xnode *dir, const char *name,
 						       name, len);
 }
 
+/* FUSE_NOTIFY_PRUNE of @n (at most 512) nodes; libfuse 3.14 has no call */
+static int notify_prune(void *arg, struct xnode *const *in, size_t n)
+{
+	struct fwd *f = arg;
+	uint64_t ids[512];
+	struct k_notify_prune_out out = { .count = (uint32_t)n };
+	struct k_out_header h = {
+		.len = (uint32_t)(sizeof(h) + sizeof(out) + n * sizeof(ids[0])),
+		.error = K_NOTIFY_PRUNE,
+	};
+	struct iovec iov[3] = { { &h, sizeof(h) }, { &out, sizeof(out) },
+				{ ids, n * sizeof(ids[0]) } };
+	ssize_t w;
+
+	if (!f->se || n > sizeof(ids) / sizeof(ids[0]))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = ino_of(f, in[i]);
+	do
+		w = writev(fuse_session_fd(f->se), iov, 3);
+	while (w < 0 && errno == EINTR);
+	if (w < 0)
+		return errno == EINVAL ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
 const struct xm_notify_cb fwd_notify_cb = {
 	.inval_inode = notify_inode,
 	.inval_entry = notify_entry,
+	.prune = notify_prune,
 };
 
 /* ---- session ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <syslog.h>
@@ -378,6 +379,21 @@ void xm_destroy(struct xmount *m)
 
 /* ---- names -------------------------------------------------------------- */
 
+/* see mount_int.h */
+bool xm_fd_retry(struct xmount *m, int err, int tries)
+{
+	const struct timespec step = { 0, 10 * 1000000L };
+
+	if (err != -EMFILE && err != -ENFILE)
+		return false;
+	if (tries < 20 && xm_notify_prune(m)) {
+		nanosleep(&step, NULL);
+		return true;
+	}
+	xm_say_fd_limit(m, err);
+	return false;
+}
+
 /*
  * Load the dirid of directory @dir (FORMAT 4.2). @quiet: a failure is not
  * logged (a prefetch: the request that needs it will log).
@@ -389,15 +405,20 @@ static int dirid_load(struct xmount *m, struct xnode *dir, uint8_t out[16],
 
 	pthread_mutex_lock(&dir->meta_lock);
 	if (!dir->dirid_ok) {
-		err = dirops_read_dirid(dir->fd, dir->dirid);
+		for (int tries = 0;; tries++) {
+			err = dirops_read_dirid(dir->fd, dir->dirid);
+			if (!xm_fd_retry(m, err, tries))
+				break;
+		}
 		if (!err) {
 			dir->dirid_ok = true;
+		} else if (err != -EIO) {
+			/* not read at all: nothing to say of the file */
 		} else {
 			if (!quiet)
 				report_bad(m, dir->node.k2, NAMES_DIRID_FILE,
 					   "is missing or damaged: no name in "
 					   "the directory can be decrypted");
-			err = -EIO;
 		}
 	}
 	if (!err)
@@ -480,7 +501,14 @@ int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
 
-	return dirops_mkdir(&m->dops, dir->fd, ln, mode, &id, name);
+	int err;
+
+	/* a failed mkdir leaves nothing: it can be made again */
+	for (int tries = 0;; tries++) {
+		err = dirops_mkdir(&m->dops, dir->fd, ln, mode, &id, name);
+		if (!xm_fd_retry(m, err, tries))
+			return err;
+	}
 }
 
 /* see mount_int.h */
@@ -583,6 +611,36 @@ int xm_getattr(struct xmount *m, struct xnode *in, struct stat *st)
 
 /* ---- lookup ------------------------------------------------------------- */
 
+/* O_PATH of @name in @dirfd for a new node (fd_retry()), or -errno. */
+static int open_node(struct xmount *m, int dirfd, const char *name)
+{
+	for (int tries = 0;; tries++) {
+		int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int err = -errno;
+
+		if (fd >= 0)
+			return fd;
+		if (!xm_fd_retry(m, err, tries))
+			return err;
+	}
+}
+
+/* see mount.h */
+void xm_say_fd_limit(struct xmount *m, int err)
+{
+	struct rlimit rl = { 0, 0 };
+
+	if (__atomic_exchange_n(&m->said_fd_limit, true, __ATOMIC_RELAXED))
+		return;
+	(void)getrlimit(RLIMIT_NOFILE, &rl);
+	xm_log(m, LOG_ERR, "out of file descriptors (%s): the daemon holds one "
+	       "per file or directory the kernel knows, and its limit is "
+	       "%llu; lookups and creates fail until the kernel forgets "
+	       "some. Mount as root (the limit is raised to fs.nr_open) or "
+	       "raise the hard limit (ulimit -Hn, LimitNOFILE=)", strerror(-err),
+	       (unsigned long long)rl.rlim_cur);
+}
+
 /* see mount.h */
 int xm_lookup_stored(struct xmount *m, struct xnode *dir, const char *stored,
 		     ino_t listed_reg, struct xnode **out, struct stat *st)
@@ -607,9 +665,9 @@ int xm_lookup_stored(struct xmount *m, struct xnode *dir, const char *stored,
 		in = node_ref(m, st->st_dev, st->st_ino);
 	}
 	if (!in) {
-		fd = openat(dir->fd, stored, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = open_node(m, dir->fd, stored);
 		if (fd < 0)
-			return -errno;
+			return fd;
 		/* the object opened, which a rename may have swapped */
 		if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
 			err = -errno;

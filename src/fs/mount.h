@@ -114,6 +114,8 @@ struct xmount {
 	double attr_timeout;          /* seconds the kernel may cache attrs */
 	bool said_nolink;             /* logged: the lower numbers names,
 				       * not files (xm_link) */
+	bool said_fd_limit;           /* logged: out of descriptors
+				       * (xm_say_fd_limit()) */
 	bool sharedstorage;           /* -o sharedstorage: others write the
 				       * lower files unannounced (network fs) */
 	bool dir_handles;             /* -o dirhandles: a lower handle per
@@ -197,6 +199,13 @@ int xm_init(struct xmount *m);
  */
 void xm_destroy(struct xmount *m);
 
+/*
+ * xm_say_fd_limit() - log, once per mount, that opening a lower object
+ * failed with @err (-EMFILE or -ENFILE): the daemon holds a descriptor
+ * per object the kernel knows, so the limit on open files caps them.
+ */
+void xm_say_fd_limit(struct xmount *m, int err);
+
 /* xm_log() - a line for the user about this mount (log.h). */
 void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -214,6 +223,12 @@ struct xm_notify_cb {
 	void (*inval_inode)(void *arg, struct xnode *in, bool pages);
 	void (*inval_entry)(void *arg, struct xnode *dir, const char *name,
 			    size_t len);
+	/*
+	 * @prune: ask the kernel to forget the @n nodes @in if nothing uses
+	 * them (it then sends FORGET, which closes their descriptors).
+	 * Return: 0, or -errno (-EOPNOTSUPP: the kernel cannot).
+	 */
+	int (*prune)(void *arg, struct xnode *const *in, size_t n);
 };
 
 /* struct xm_notify_stats - what the notifier did, since it started. */
@@ -224,6 +239,8 @@ struct xm_notify_stats {
 	unsigned long long entries;   /* name invalidations */
 	unsigned long long overflows; /* queue overflows: everything dropped */
 	unsigned long long unwatched; /* directories not watched (limit) */
+	unsigned long long pruned;    /* nodes the kernel was asked to
+				       * forget (out of descriptors) */
 };
 
 /*
@@ -244,6 +261,14 @@ int xm_notify_start(struct xmount *m, const struct xm_notify_cb *cb,
  * rest is freed by xm_destroy().
  */
 void xm_notify_stop(struct xmount *m);
+
+/*
+ * xm_notify_prune() - out of descriptors (EMFILE): have the notifier's
+ * thread ask the kernel to forget the nodes it does not use (struct
+ * xm_notify_cb.prune), at most every 50 ms. Does not wait: a request
+ * handler calls it. Return: whether a notifier runs to do it.
+ */
+bool xm_notify_prune(struct xmount *m);
 
 /*
  * xm_notify_flush() - wait until the notifier has handled every event

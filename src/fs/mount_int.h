@@ -18,6 +18,17 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
 	     struct lname *ln);
 
 /* dirops_mkdir() of @ln (plaintext @name) in @dir, dirid from @dir's. */
+/*
+ * xm_fd_retry() - whether to try again a call that failed with @err, for
+ * the @tries-th time (from 0): out of descriptors (EMFILE, ENFILE), the
+ * notifier asks the kernel to forget unused nodes (xm_notify_prune()),
+ * whose FORGETs other threads serve, so wait 10 ms and say yes, for up
+ * to 0.2 s (a request handler may not wait for the notifier itself).
+ * The last failure is logged, once (xm_say_fd_limit()). Only for calls
+ * that leave nothing behind when they fail.
+ */
+bool xm_fd_retry(struct xmount *m, int err, int tries);
+
 int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
 	     mode_t mode, const char *name);
 

@@ -112,7 +112,11 @@ struct xm_notify {
 	const struct xm_notify_cb *cb;
 	void *arg;
 	int ifd;                     /* inotify */
-	int kick[2];                 /* to the thread: 's' stop, 'f' flush */
+	int kick[2];                 /* to the thread: 's' stop, 'f' flush,
+				      * 'p' prune */
+	atomic_bool prune_asked;     /* a 'p' is on its way */
+	bool prune_off;              /* the kernel cannot (thread's) */
+	struct timespec pruned_at;   /* the last prune (thread's) */
 	pthread_t thread;
 	bool running;
 	pthread_mutex_t lock;        /* wd[], own[], flush_*, limit_logged */
@@ -129,6 +133,7 @@ struct xm_notify {
 	int16_t slot[BATCH_SLOTS];   /* batch index + 1, 0 free */
 	_Alignas(struct inotify_event) char buf[64 * 1024];
 	atomic_ullong events, own_seen, inodes, entries, overflows, unwatched;
+	atomic_ullong pruned;
 };
 
 static uint64_t name_hash(const char *s)
@@ -562,6 +567,60 @@ static void overflow_all(struct xm_notify *n)
 	free(all);
 }
 
+/*
+ * Out of descriptors: ask the kernel to forget every node no handle of
+ * ours has open (it keeps those it uses: open files, a cwd, a directory
+ * with children in its cache), in batches. Its FORGETs then close the
+ * descriptors, from the request threads.
+ */
+static void prune_unused(struct xm_notify *n)
+{
+	enum { BATCH = 512 };
+	struct xmount *m = n->m;
+	size_t max = itable_count(&m->inodes) + 64, got, k = 0;
+	struct itable_node **all;
+	struct xnode *batch[BATCH];
+	struct timespec now;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (n->prune_off || !n->cb->prune ||
+	    (now.tv_sec - n->pruned_at.tv_sec) * 1000 +
+	    (now.tv_nsec - n->pruned_at.tv_nsec) / 1000000 < 50)
+		return;
+	n->pruned_at = now;
+	all = malloc(max * sizeof(*all));
+	if (!all)
+		return;
+	got = itable_snapshot(&m->inodes, all, max);
+	for (size_t i = 0; i < got; i++) {
+		struct xnode *in = (struct xnode *)(void *)all[i];
+		bool busy;
+
+		pthread_mutex_lock(&in->seen_lock);
+		busy = in->handles > 0;
+		pthread_mutex_unlock(&in->seen_lock);
+		if (!busy && !err)
+			batch[k++] = in;
+		if (k == BATCH || (i + 1 == got && k)) {
+			err = n->cb->prune(n->arg, batch, k);
+			if (!err)
+				atomic_fetch_add(&n->pruned, k);
+			k = 0;
+		}
+	}
+	for (size_t i = 0; i < got; i++)
+		xm_forget(m, (struct xnode *)(void *)all[i], 1);
+	free(all);
+	if (err == -EOPNOTSUPP) {
+		n->prune_off = true;
+		xm_log(m, LOG_WARNING, "out of file descriptors, and this "
+		       "kernel cannot be asked to forget unused files "
+		       "(FUSE_NOTIFY_PRUNE, Linux 6.18): they stay until it "
+		       "drops them itself");
+	}
+}
+
 /* ---- the thread -------------------------------------------------------- */
 
 /* Add event @ev (of directory @dev, @ino) to the batch. */
@@ -687,7 +746,7 @@ static void *notify_main(void *arg)
 {
 	struct xm_notify *n = arg;
 	const struct timespec pause = { 0, BATCH_MS * 1000000L };
-	bool stop = false;
+	bool stop = false, prune = false;
 
 	while (!stop) {
 		struct pollfd p[2] = { { n->ifd, POLLIN, 0 },
@@ -700,8 +759,15 @@ static void *notify_main(void *arg)
 			continue; /* EINTR */
 		if (p[0].revents & POLLIN)
 			nanosleep(&pause, NULL);
-		while ((k = read(n->kick[0], c, sizeof(c))) > 0)
+		while ((k = read(n->kick[0], c, sizeof(c))) > 0) {
 			stop = stop || memchr(c, 's', (size_t)k);
+			prune = prune || memchr(c, 'p', (size_t)k);
+		}
+		if (prune) {
+			atomic_store(&n->prune_asked, false);
+			prune_unused(n);
+			prune = false;
+		}
 		pthread_mutex_lock(&n->lock);
 		req = n->flush_req;
 		pthread_mutex_unlock(&n->lock);
@@ -777,6 +843,18 @@ bool xm_notify_covers(struct xmount *m, struct xnode *dir)
 }
 
 /* see mount.h */
+bool xm_notify_prune(struct xmount *m)
+{
+	struct xm_notify *n = m->notify;
+
+	if (!n || !n->running || !n->cb->prune)
+		return false;
+	if (!atomic_exchange(&n->prune_asked, true))
+		kick(n, 'p');
+	return true;
+}
+
+/* see mount.h */
 void xm_notify_flush(struct xmount *m)
 {
 	struct xm_notify *n = m->notify;
@@ -806,6 +884,7 @@ void xm_notify_stats(struct xmount *m, struct xm_notify_stats *out)
 	out->entries = atomic_load(&n->entries);
 	out->overflows = atomic_load(&n->overflows);
 	out->unwatched = atomic_load(&n->unwatched);
+	out->pruned = atomic_load(&n->pruned);
 }
 
 /* see mount.h */
@@ -824,6 +903,9 @@ void xm_notify_stop(struct xmount *m)
 	       "our own names; told the kernel of %llu objects and %llu "
 	       "names; %llu overflows, %llu directories unwatched", s.events,
 	       s.own, s.inodes, s.entries, s.overflows, s.unwatched);
+	if (s.pruned)
+		xm_log(m, LOG_INFO, "out of file descriptors: the kernel was "
+		       "asked to forget %llu unused files", s.pruned);
 }
 
 /* see mount_int.h */

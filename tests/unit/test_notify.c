@@ -52,7 +52,23 @@ static void on_entry(void *arg, struct xnode *dir, const char *name,
 		 name);
 }
 
-static const struct xm_notify_cb Cb = { on_inode, on_entry };
+/* What the notifier asked the kernel to forget. */
+static struct pruned {
+	int calls, nodes;
+	struct xnode *seen[64];
+} Pruned;
+
+static int on_prune(void *arg, struct xnode *const *in, size_t n)
+{
+	(void)arg;
+	Pruned.calls++;
+	for (size_t i = 0; i < n; i++)
+		if (Pruned.nodes < 64)
+			Pruned.seen[Pruned.nodes++] = in[i];
+	return 0;
+}
+
+static const struct xm_notify_cb Cb = { on_inode, on_entry, on_prune };
 
 /* Wait for the notifier, then what it said (and forget it). */
 static struct said take(void)
@@ -241,6 +257,39 @@ static void untold(void)
 	xm_forget(&M, in, 1);
 }
 
+/*
+ * Out of descriptors: the notifier offers the kernel every node we have
+ * no handle open on, in one batch, and never one with a handle.
+ */
+static void prune_unused(void)
+{
+	struct xhandle *h = NULL;
+	struct xnode *open_in = NULL, *idle;
+	struct stat st;
+	bool keep, in_open = false, in_idle = false;
+
+	idle = own_file("idle", "x");
+	CHECK(xm_create(&M, &Me, M.root, "busy", 0644, O_RDWR | O_CREAT,
+			&open_in, &st, &h, &keep) == 0, "create busy");
+	memset(&Pruned, 0, sizeof(Pruned));
+	CHECK(xm_notify_prune(&M), "a notifier to prune");
+	(void)take();
+	for (int i = 0; i < Pruned.nodes; i++) {
+		in_open |= Pruned.seen[i] == open_in;
+		in_idle |= Pruned.seen[i] == idle;
+	}
+	CHECK(Pruned.calls == 1 && in_idle && !in_open,
+	      "prune: %d calls, %d nodes, the idle file %s, the open one %s",
+	      Pruned.calls, Pruned.nodes, in_idle ? "in" : "out",
+	      in_open ? "in" : "out");
+	if (h)
+		xm_release(h);
+	if (open_in)
+		xm_forget(&M, open_in, 1);
+	if (idle)
+		xm_forget(&M, idle, 1);
+}
+
 int main(void)
 {
 	uint8_t key[64];
@@ -288,6 +337,7 @@ int main(void)
 		beside(g);
 	untold();
 	long_gone();
+	prune_unused();
 	xm_notify_stats(&M, &st);
 	CHECK(st.events > 0 && st.own > 0 && st.overflows == 0,
 	      "stats: %llu events, %llu own, %llu overflows", st.events,
