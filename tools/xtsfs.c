@@ -43,8 +43,21 @@
  */
 #define READ_AHEAD_KB 4096
 
-/* Worker threads serving requests (they never exit; see serve_loop). */
-#define MAX_THREADS 16
+/*
+ * Worker threads serving requests (they never exit; see serve_loop):
+ * 4 per online CPU, at least 8, at most 16. Each that served a large
+ * write holds 2 MiB (libfuse's request buffer and the ciphertext), so
+ * more threads than the CPUs can keep busy only add memory: 16 on a
+ * 2-CPU machine made a peak RSS of 47 MiB (doc/PERFORMANCE.md). Lock
+ * waits hold no worker (locks.c), so the bound cannot deadlock them.
+ */
+static unsigned worker_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = cpus > 0 ? 4 * cpus : 16;
+
+	return (unsigned)(n < 8 ? 8 : n > 16 ? 16 : n);
+}
 
 /*
  * How long the kernel may trust names and attributes without asking
@@ -658,12 +671,14 @@ static int serve_loop(const struct opts *o, struct fuse_session *se)
 		 * Workers never exit once started (idle limit = maximum): a
 		 * burst of readahead requests used to start threads that the
 		 * next lull ended, dozens per GiB read, each allocating its
-		 * buffers again. At most 16 threads, each with at most a few
-		 * MiB of buffers (content_scratch).
+		 * buffers again. At most worker_threads(), each with at most
+		 * a few MiB of buffers (content_scratch).
 		 */
+		unsigned threads = worker_threads();
+
 		fuse_loop_cfg_set_clone_fd(lc, 0);
-		fuse_loop_cfg_set_max_threads(lc, MAX_THREADS);
-		fuse_loop_cfg_set_idle_threads(lc, MAX_THREADS);
+		fuse_loop_cfg_set_max_threads(lc, threads);
+		fuse_loop_cfg_set_idle_threads(lc, threads);
 		rc = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
