@@ -24,6 +24,8 @@
 #                  group_reporting: the IOPS of both jobs summed)  IOPS
 #   rand_write_1j  fio randwrite on the same file, end_fsync=1,
 #   rand_write_2j  after a cold start; 1 job, then 2 jobs          IOPS
+#   (every timed write of the tree rows starts after a sync, so that it
+#   does not pay for the writeback of what ran before it)
 #   tree_extract   tar -xf of a tar of ~12,000 small files (a copy of
 #                  /usr/include and /usr/share/doc, trimmed or padded;
 #                  made once and cached in the work dir)           seconds
@@ -648,6 +650,11 @@ make_tree_tar() {
 
 # Read a file so it is in the page cache.
 warm_file() { cat "$1" >/dev/null; }
+# settle: write back every dirty page first, so that a timed write phase
+# does not pay for the previous one's (another system's rsync and rm -rf
+# of 12,000 files, whose ext4 writeback and journal commits otherwise
+# land in the next system's tar -x).
+settle() { sync; }
 # Read every file of a tree (through a pipe: GNU tar skips reading the
 # files when it writes to /dev/null itself).
 warm_tree() { tar -C "$1" -cf - . | cat >/dev/null; }
@@ -783,6 +790,7 @@ phase_fio() {
 phase_tree() {
 	local s=$1 r=$2 m=${MNT[$1]} n
 	warm_file "$TAR"
+	settle
 	timed tar -C "$m" -xf "$TAR"
 	record tree_extract "$s" "$r" "$ELAPSED"
 	check_tar "$s" "$m"
@@ -799,6 +807,7 @@ phase_tree() {
 	record tree_rm "$s" "$r" "$ELAPSED"
 	[ -z "$(ls -A "$m")" ] || fail "$s: $m not empty after rm -rf"
 	warm_tree "$STAGE/tree"
+	settle
 	timed rsync -a "$STAGE/tree/" "$m/rsync/"
 	record tree_rsync "$s" "$r" "$ELAPSED"
 	check_rsync "$s" "$m/rsync"

@@ -5,13 +5,15 @@
 # gnuplot: the data behind a chart in doc/ is kept beside it as text, so
 # the chart can be made again and checked against the numbers.
 #
-# Usage: tests/bench/plot-bars.sh DATA PNG TITLE YLABEL
+# Usage: tests/bench/plot-bars.sh DATA PNG TITLE YLABEL [log]
 # DATA: tab-separated columns, a header line first ("row" and one name
 # per series), then one line a row: its label, then one number a series.
-# Lines starting with '#' are comments.
+# Lines starting with '#' are comments. "log": a logarithmic y axis.
 set -euo pipefail
-[ $# -eq 4 ] || { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -eq 4 ] || [ $# -eq 5 ] || { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 data=$1 png=$2 title=$3 ylabel=$4
+yaxis="set yrange [0:*]"
+[ "${5:-}" = log ] && yaxis="set logscale y 2"
 command -v gnuplot >/dev/null || { echo "plot-bars.sh: needs gnuplot (Debian: gnuplot-nox)" >&2; exit 2; }
 ncol=$(grep -v '^#' "$data" | head -n 1 | awk -F'\t' '{print NF}')
 gnuplot <<GP
@@ -26,7 +28,7 @@ set boxwidth 0.9
 set grid ytics
 set key top left
 set xtics rotate by -25 noenhanced
-set yrange [0:*]
+$yaxis
 set datafile commentschars "#"
 set datafile separator "\t"
 plot for [i=2:$ncol] "$data" using i:xtic(1) title columnheader(i)
