@@ -199,7 +199,7 @@ PY
 }
 
 @test "wbguard: mmap writes are stored; a file opened on the full disk can still be mapped shared" {
-	skip "KNOWN BUG (doc/DESIGN.md, doc/USAGE.md; found at the merge of 2026-12-04): about 1 run in 4, more than the reserve is written back after the disk filled (the log says 'the reserve is used up' for 128 KiB-1 MiB written-back requests, the guard's mode going back to normal and full again in between), and fsync of the file that filled the disk says ENOSPC; halving max_write under the guard did not help"
+	skip "KNOWN BUG (doc/DESIGN.md, doc/USAGE.md): about 1 run in 4 the first written-back WRITE to find the disk full is ~1 MiB, 4x the 256 KiB dirty bound: the kernel checks a dirtying task only every nr_dirtied_pause pages (about 4 ms of the device's write rate), so the bound is overshot by more than the reserve holds, and fsync of the file that filled the disk says ENOSPC"
 	guard_vol 4m
 	mkdata "$R/m1" 262144 42
 	cp "$R/m1" "$M/m1"
