@@ -441,16 +441,13 @@ static int dirid_load(struct xmount *m, struct xnode *dir, uint8_t out[16],
 			if (!xm_fd_retry(m, err, tries))
 				break;
 		}
-		if (!err) {
+		if (!err)
 			dir->dirid_ok = true;
-		} else if (err != -EIO) {
-			/* not read at all: nothing to say of the file */
-		} else {
-			if (!quiet)
-				report_bad(m, dir->node.k2, NAMES_DIRID_FILE,
-					   "is missing or damaged: no name in "
-					   "the directory can be decrypted");
-		}
+		/* -EMFILE and the like: not read, nothing to say of it */
+		else if (err == -EIO && !quiet)
+			report_bad(m, dir->node.k2, NAMES_DIRID_FILE,
+				   "is missing or damaged: no name in the "
+				   "directory can be decrypted");
 	}
 	if (!err)
 		memcpy(out, dir->dirid, NAMES_DIRID_SIZE);
@@ -531,7 +528,6 @@ int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
 {
 	struct dir_ref r = { m, dir };
 	struct dirid_src id = { dir_ref_get, &r };
-
 	int err;
 
 	/* a failed mkdir leaves nothing: it can be made again */
