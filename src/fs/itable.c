@@ -36,6 +36,7 @@ int itable_init(struct itable *t, size_t size)
 		return -ENOMEM;
 	t->size = size;
 	t->count = 0;
+	t->high = 0;
 	pthread_mutex_init(&t->lock, NULL);
 	return 0;
 }
@@ -134,7 +135,9 @@ struct itable_node *itable_insert(struct itable *t, struct itable_node *n)
 	n->nlookup = 1;
 	n->next = t->bucket[b];
 	t->bucket[b] = n;
-	if (++t->count > t->size * 2)
+	if (++t->count > t->high)
+		t->high = t->count;
+	if (t->count > t->size * 2)
 		grow(t);
 	pthread_mutex_unlock(&t->lock);
 	return n;
@@ -161,6 +164,19 @@ bool itable_forget(struct itable *t, struct itable_node *n, uint64_t count)
 	n->nlookup = 0;
 	pthread_mutex_unlock(&t->lock);
 	return true;
+}
+
+/* see itable.h */
+bool itable_shrunk(struct itable *t, size_t min)
+{
+	bool shrunk;
+
+	pthread_mutex_lock(&t->lock);
+	shrunk = t->high >= min && t->count <= t->high / 4;
+	if (shrunk)
+		t->high = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return shrunk;
 }
 
 /* see itable.h */

@@ -35,6 +35,7 @@ struct itable {
 	struct itable_node **bucket; /* size entries, a power of two */
 	size_t size;
 	size_t count;                /* nodes in the table */
+	size_t high;                 /* the most since itable_shrunk() said so */
 };
 
 /*
@@ -83,6 +84,13 @@ bool itable_forget(struct itable *t, struct itable_node *n, uint64_t count);
  */
 size_t itable_snapshot(struct itable *t, struct itable_node **out,
 		       size_t max);
+
+/*
+ * itable_shrunk() - whether @t once held at least @min nodes and now holds
+ * a quarter of that or less; when it says so, the count starts again
+ * from what is left (so it says it once per shrink).
+ */
+bool itable_shrunk(struct itable *t, size_t min);
 
 /* itable_count() - the number of nodes in @t (a snapshot). */
 size_t itable_count(struct itable *t);

@@ -251,15 +251,10 @@ static struct xnode *node_get(struct xmount *m, int fd, const struct stat *st)
 		return NULL;
 	}
 	got = xnode_of(itable_insert(&m->inodes, &in->node));
-	if (got != in) {
+	if (got != in)
 		node_free(in); /* closes fd: the table had this object */
-	} else {
-		size_t n = itable_count(&m->inodes);
-
+	else
 		notify_watch(m, in); /* a directory the kernel now knows */
-		if (n > __atomic_load_n(&m->nodes_high, __ATOMIC_RELAXED))
-			__atomic_store_n(&m->nodes_high, n, __ATOMIC_RELAXED);
-	}
 	return got;
 }
 
@@ -274,17 +269,8 @@ static struct xnode *node_get(struct xmount *m, int fd, const struct stat *st)
  */
 static void node_trim(struct xmount *m)
 {
-	size_t high = __atomic_load_n(&m->nodes_high, __ATOMIC_RELAXED);
-	size_t n;
-
-	if (high < 4096)
-		return;
-	n = itable_count(&m->inodes);
-	if (n > high / 4 ||
-	    !__atomic_compare_exchange_n(&m->nodes_high, &high, n, false,
-					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return;
-	(void)malloc_trim(0);
+	if (itable_shrunk(&m->inodes, 4096))
+		(void)malloc_trim(0);
 }
 
 /* see mount.h */

@@ -140,8 +140,6 @@ struct xmount {
 	struct dirops dops;           /* directory operations */
 	struct xnode *root;           /* the root, never in the table */
 	struct itable inodes;         /* every other node the kernel knows */
-	size_t nodes_high;            /* the most nodes since the last
-				       * malloc_trim() (node_trim()); atomic */
 	struct xm_reported *reported; /* damaged entries logged (mount.c) */
 	struct xlocks *locks;         /* record locks, made at the first
 				       * (locks.c) */

@@ -85,9 +85,18 @@ int main(void)
 	CHECK(itable_ref(&t, 2, 0, 2) == NULL, "gone too");
 	free(nodes[2]);
 	CHECK(itable_count(&t) == N - 2, "count after forgets");
+	/* shrunk: once down to a quarter of the most it held, said once */
+	CHECK(!itable_shrunk(&t, 4096), "not shrunk at %zu", itable_count(&t));
+	for (i = 3; i < 3 + 15000; i++) {
+		CHECK(itable_forget(&t, &nodes[i]->n, 2), "forget %zu", i);
+		free(nodes[i]);
+	}
+	CHECK(!itable_shrunk(&t, 1u << 30), "never that many");
+	CHECK(itable_shrunk(&t, 4096), "shrunk at %zu", itable_count(&t));
+	CHECK(!itable_shrunk(&t, 4096), "said once");
 	/* the rest is handed back once each */
 	itable_destroy(&t, free_node);
-	CHECK(freed == N - 2, "destroy freed %d", freed);
+	CHECK(freed == N - 2 - 15000, "destroy freed %d", freed);
 	if (test_failures) {
 		printf("test_itable: %d FAILED\n", test_failures);
 		return 1;
