@@ -483,19 +483,29 @@ remount_fuse_overlayfs() {
 }
 teardown_fuse_overlayfs() { fuse_unmount "${MNT[fuse-overlayfs]}"; }
 
-setup_xtsfs() {
-	mkdir -p "$1/cipher" "$1/mnt"
+# xtsfs_volume SYSTEM DIR: a volume in DIR/cipher (its mkfs output in
+# DIR/mkfs.log), mounted on DIR/mnt by xtsfs_mount for SYSTEM.
+xtsfs_volume() {
+	mkdir -p "$2/cipher" "$2/mnt"
 	"$XTSFS_BIN/xtsfs-mkfs" --argon2-time 1 --argon2-memory 64 \
-		--argon2-lanes 1 --passfile "$PASSFILE" "$1/cipher" >"$1/mkfs.log"
+		--argon2-lanes 1 --passfile "$PASSFILE" "$2/cipher" >"$2/mkfs.log"
+	MNT[$1]=$2/mnt
+	register_mount "$2/mnt"
+}
+# xtsfs_mount SYSTEM [OPTION...]: mount SYSTEM's volume.
+xtsfs_mount() {
+	local s=$1
+	shift
+	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" ${XTSFS_OPTS[@]+"${XTSFS_OPTS[@]}"} \
+		"$@" "${SYSDIR[$s]}/cipher" "${MNT[$s]}"
+}
+
+setup_xtsfs() {
+	xtsfs_volume xtsfs "$1"
 	XTSFS_CORE=$(awk -F: '/cipher core/ {sub(/^ +/, "", $2); print $2}' "$1/mkfs.log")
-	MNT[xtsfs]=$1/mnt
-	register_mount "$1/mnt"
 	mount_xtsfs
 }
-mount_xtsfs() {
-	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" ${XTSFS_OPTS[@]+"${XTSFS_OPTS[@]}"} \
-		"${SYSDIR[xtsfs]}/cipher" "${MNT[xtsfs]}"
-}
+mount_xtsfs() { xtsfs_mount xtsfs; }
 remount_xtsfs() {
 	fuse_unmount "${MNT[xtsfs]}"
 	mount_xtsfs
@@ -514,17 +524,12 @@ setup_xtsfs_uring() {
 		URING_PARAM_WAS=$(cat "$URING_PARAM")
 		echo 1 >"$URING_PARAM"
 	fi
-	mkdir -p "$1/cipher" "$1/mnt"
-	"$XTSFS_BIN/xtsfs-mkfs" --argon2-time 1 --argon2-memory 64 \
-		--argon2-lanes 1 --passfile "$PASSFILE" "$1/cipher" >"$1/mkfs.log"
-	MNT[xtsfs-uring]=$1/mnt
-	register_mount "$1/mnt"
+	xtsfs_volume xtsfs-uring "$1"
 	mount_xtsfs_uring
 }
 mount_xtsfs_uring() {
 	local pid fd
-	"$XTSFS_BIN/xtsfs" --passfile "$PASSFILE" ${XTSFS_OPTS[@]+"${XTSFS_OPTS[@]}"} \
-		-o uring "${SYSDIR[xtsfs-uring]}/cipher" "${MNT[xtsfs-uring]}"
+	xtsfs_mount xtsfs-uring -o uring
 	pid=$(daemon_pids "${MNT[xtsfs-uring]}")
 	for fd in /proc/"${pid:-none}"/fd/*; do
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[io_uring]" ] && return 0
