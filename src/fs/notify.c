@@ -544,27 +544,48 @@ static void attrs_changed(struct xm_notify *n, struct xnode *dir,
  * attributes and every directory's listing. Names it caches stay until
  * their timeout (an open still checks the file).
  */
+/*
+ * Every node the kernel knows, each with one more reference (drop them
+ * with drop_all()), into *@got; NULL if out of memory.
+ */
+static struct itable_node **snapshot_all(struct xmount *m, size_t *got)
+{
+	size_t max = itable_count(&m->inodes) + 64;
+	struct itable_node **all = malloc(max * sizeof(*all));
+
+	*got = all ? itable_snapshot(&m->inodes, all, max) : 0;
+	return all;
+}
+
+/* Node @i of a snapshot (struct xnode starts with its itable_node). */
+static struct xnode *snap_node(struct itable_node **all, size_t i)
+{
+	return (struct xnode *)(void *)all[i];
+}
+
+static void drop_all(struct xmount *m, struct itable_node **all, size_t got)
+{
+	for (size_t i = 0; i < got; i++)
+		xm_forget(m, snap_node(all, i), 1);
+	free(all);
+}
+
 static void overflow_all(struct xm_notify *n)
 {
 	struct xmount *m = n->m;
-	size_t max = itable_count(&m->inodes) + 64, got;
-	struct itable_node **all = malloc(max * sizeof(*all));
+	struct itable_node **all;
+	size_t got;
 
 	atomic_fetch_add(&n->overflows, 1);
 	xm_log(m, LOG_INFO, "inotify queue overflowed: cached attributes "
 	       "dropped");
 	own_clear(n);
 	n->cb->inval_inode(n->arg, m->root, true);
-	if (!all)
-		return;
-	got = itable_snapshot(&m->inodes, all, max);
-	for (size_t i = 0; i < got; i++) {
-		struct xnode *in = (struct xnode *)(void *)all[i];
-
-		n->cb->inval_inode(n->arg, in, in->type == S_IFDIR);
-		xm_forget(m, in, 1);
-	}
-	free(all);
+	all = snapshot_all(m, &got);
+	for (size_t i = 0; i < got; i++)
+		n->cb->inval_inode(n->arg, snap_node(all, i),
+				   snap_node(all, i)->type == S_IFDIR);
+	drop_all(m, all, got);
 }
 
 /*
@@ -577,7 +598,7 @@ static void prune_unused(struct xm_notify *n)
 {
 	enum { BATCH = 512 };
 	struct xmount *m = n->m;
-	size_t max = itable_count(&m->inodes) + 64, got, k = 0;
+	size_t got, k = 0;
 	struct itable_node **all;
 	struct xnode *batch[BATCH];
 	struct timespec now;
@@ -589,12 +610,11 @@ static void prune_unused(struct xm_notify *n)
 	    (now.tv_nsec - n->pruned_at.tv_nsec) / 1000000 < 50)
 		return;
 	n->pruned_at = now;
-	all = malloc(max * sizeof(*all));
+	all = snapshot_all(m, &got);
 	if (!all)
 		return;
-	got = itable_snapshot(&m->inodes, all, max);
 	for (size_t i = 0; i < got; i++) {
-		struct xnode *in = (struct xnode *)(void *)all[i];
+		struct xnode *in = snap_node(all, i);
 		bool busy;
 
 		pthread_mutex_lock(&in->seen_lock);
@@ -609,9 +629,7 @@ static void prune_unused(struct xm_notify *n)
 			k = 0;
 		}
 	}
-	for (size_t i = 0; i < got; i++)
-		xm_forget(m, (struct xnode *)(void *)all[i], 1);
-	free(all);
+	drop_all(m, all, got);
 	if (err == -EOPNOTSUPP) {
 		n->prune_off = true;
 		xm_log(m, LOG_WARNING, "out of file descriptors, and this "
