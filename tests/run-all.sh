@@ -9,6 +9,8 @@
 #      27-permtest, 30-faults. Only where the fuse module offers it
 #      (/sys/module/fuse/parameters/enable_uring is Y; .ci/run sets it),
 #      else said and skipped.
+#   5. those files and 37-coherence again with every mount -o noopen
+#      (the kernel opens regular files without OPEN or RELEASE).
 # The last line is the total "N passed, N failed"; the exit status is
 # non-zero if anything failed. Run as root (FUSE mounts).
 set -u
@@ -101,6 +103,13 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 		echo "skipped: /sys/module/fuse/parameters/enable_uring is not Y"
 		skipped=$((skipped + 1))
 	fi
+
+	log "core end-to-end tests again, with -o noopen"
+	export XTSFS_TEST_OPTS=noopen
+	bats_run noopen tests/bats/20-fs.bats tests/bats/25-difftest.bats \
+		tests/bats/27-permtest.bats tests/bats/30-faults.bats \
+		tests/bats/37-coherence.bats
+	unset XTSFS_TEST_OPTS
 fi
 
 echo

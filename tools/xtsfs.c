@@ -136,6 +136,10 @@ static const struct cli cli = {
 "                          (by default, where changes are notified, the\n"
 "                          kernel skips OPENDIR and RELEASEDIR and keeps\n"
 "                          listings until they change; for comparison);\n"
+"                          noopen: where OPENDIR is skipped, the kernel\n"
+"                          opens regular files without asking the daemon\n"
+"                          too (no OPEN or RELEASE round trips) and trusts\n"
+"                          change notification alone for their pages;\n"
 "                          uring: requests through io_uring queues, one per\n"
 "                          CPU (Linux 6.14+, with the fuse module's\n"
 "                          enable_uring parameter set; else logged, and\n"
@@ -174,6 +178,7 @@ struct opts {
 	int notify;            /* -o notify/nonotify: inotify (fuse_opt) */
 	int pdirops;           /* -o noparalleldirops clears it (fuse_opt) */
 	int dirhandles;        /* -o dirhandles: OPENDIR as before (fuse_opt) */
+	int noopen;            /* -o noopen: no OPEN of files (fuse_opt) */
 	int uring;             /* -o uring: FUSE over io_uring (fuse_opt) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
@@ -293,6 +298,7 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("paralleldirops", pdirops, 1),
 	OPT_FLAG("noparalleldirops", pdirops, 0),
 	OPT_FLAG("dirhandles", dirhandles, 1),
+	OPT_FLAG("noopen", noopen, 1),
 	OPT_FLAG("uring", uring, 1),
 	OPT_FLAG("nouring", uring, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
@@ -848,6 +854,7 @@ static int serve(struct opts *o, int report_fd)
 	fs.m.wbguard = o->wbguard;
 	fs.m.sharedstorage = o->sharedstorage;
 	fs.m.dir_handles = o->dirhandles;
+	fs.m.noopen = o->noopen;
 	fs.m.entry_timeout = timeout_of(o, o->entry_timeout, ENTRY_TIMEOUT);
 	fs.m.attr_timeout = timeout_of(o, o->attr_timeout, ATTR_TIMEOUT);
 	fs.m.mountpoint = o->mountpoint;

@@ -61,6 +61,16 @@ static int header_get(struct xmount *m, struct xnode *in, int fd, bool create)
 	return err;
 }
 
+/* see mount_int.h */
+void header_forget(struct xnode *in)
+{
+	pthread_rwlock_wrlock(&in->lock); /* no read or write in flight */
+	pthread_mutex_lock(&in->meta_lock);
+	in->hdr_ok = false;
+	pthread_mutex_unlock(&in->meta_lock);
+	pthread_rwlock_unlock(&in->lock);
+}
+
 /* The plaintext size of lower file @fd; @st (may be NULL) gets its stat. */
 static int lower_psize_st(int fd, uint64_t *psize, struct stat *st)
 {
@@ -738,8 +748,121 @@ int xm_flock(struct xhandle *h, int op)
 	return flock(h->fd, op | LOCK_NB) ? -errno : 0;
 }
 
+/*
+ * Make @h (just made, not in use) @in's handle without OPEN, or close it
+ * if @in has one already (another request opened it first). Return:
+ * @in's handle, taken for a request if @take.
+ */
+static struct xhandle *bare_set(struct xnode *in, struct xhandle *h,
+				bool take)
+{
+	struct xhandle *got;
+
+	pthread_mutex_lock(&in->seen_lock);
+	if (!in->bare) {
+		in->bare = h;
+		h = NULL;
+	}
+	got = in->bare;
+	got->users += take;
+	pthread_mutex_unlock(&in->seen_lock);
+	if (h) {
+		close(h->fd);
+		free(h);
+	}
+	return got;
+}
+
 /* see mount.h */
-void xm_release(struct xhandle *h)
+int xm_bare(struct xmount *m, struct xnode *in, struct xhandle **h)
+{
+	struct xhandle *nh;
+	int fd;
+
+	if (in->type != S_IFREG)
+		return -EBADF;
+	pthread_mutex_lock(&in->seen_lock);
+	*h = in->bare;
+	if (*h)
+		(*h)->users++;
+	pthread_mutex_unlock(&in->seen_lock);
+	if (*h)
+		return 0;
+	for (int tries = 0;; tries++) {
+		fd = reopen(in, O_RDWR);
+		/* a lower file we may not write (read-only filesystem) */
+		if (fd == -EACCES || fd == -EROFS || fd == -EPERM ||
+		    fd == -ETXTBSY)
+			fd = reopen(in, O_RDONLY);
+		if (!xm_fd_retry(m, fd, tries))
+			break;
+	}
+	if (fd < 0)
+		return fd;
+	nh = calloc(1, sizeof(*nh));
+	if (!nh) {
+		close(fd);
+		return -ENOMEM;
+	}
+	nh->fd = fd;
+	nh->in = in;
+	nh->m = m;
+	nh->writable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+	nh->bare = true;
+	*h = bare_set(in, nh, true);
+	return 0;
+}
+
+/* see mount.h */
+void xm_bare_put(struct xhandle *h)
+{
+	if (h->bare) {
+		pthread_mutex_lock(&h->in->seen_lock);
+		h->users--;
+		pthread_mutex_unlock(&h->in->seen_lock);
+	}
+}
+
+/* see mount_int.h */
+void bare_free(struct xnode *in)
+{
+	if (in->bare) {
+		close(in->bare->fd);
+		free(in->bare);
+		in->bare = NULL;
+	}
+}
+
+/* see mount_int.h */
+size_t bare_reclaim(struct xmount *m)
+{
+	size_t got, closed = 0;
+	struct itable_node **all = node_snapshot(m, &got);
+
+	if (!all)
+		return 0;
+	for (size_t i = 0; i < got; i++) {
+		struct xnode *in = node_snap(all, i);
+		struct xhandle *h = NULL;
+
+		pthread_mutex_lock(&in->seen_lock);
+		if (in->bare && in->bare->users == 0) {
+			h = in->bare; /* a new user must take the lock first */
+			in->bare = NULL;
+		}
+		pthread_mutex_unlock(&in->seen_lock);
+		if (h) {
+			close(h->fd);
+			free(h);
+			closed++;
+		}
+	}
+	node_snapshot_drop(m, all, got);
+	return closed;
+}
+
+/* Take @h off its node's and its mount's lists of open handles. */
+static void handle_unlist(struct xhandle *h)
 {
 	struct xmount *m = h->m;
 
@@ -762,9 +885,25 @@ void xm_release(struct xhandle *h)
 		h->in->open = h->next;
 	if (h->next)
 		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
+	h->cached_writer = false;
 	pthread_mutex_unlock(&h->in->seen_lock);
+}
+
+/* see mount.h */
+void xm_release(struct xhandle *h)
+{
+	handle_unlist(h);
 	close(h->fd);
 	free(h);
+}
+
+/* see mount.h */
+void xm_bare_adopt(struct xhandle *h)
+{
+	handle_unlist(h);
+	h->bare = true;
+	(void)bare_set(h->in, h, false);
 }
 
 /* see mount.h */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/uio.h>
+#include <syslog.h>
 
 /* xm_setattr() takes FUSE's bits as they are. */
 _Static_assert(XM_SET_MODE == FUSE_SET_ATTR_MODE &&
@@ -55,6 +56,21 @@ static struct xnode *node_of(fuse_req_t req, fuse_ino_t ino)
 static struct xhandle *handle_of(const struct fuse_file_info *fi)
 {
 	return (struct xhandle *)(uintptr_t)fi->fh;
+}
+
+/*
+ * The handle of a file request on @ino: the one its OPEN or CREATE gave,
+ * or, for a file opened without OPEN (skip_open(): handle 0), the
+ * node's own (xm_bare()), to give back with xm_bare_put(); NULL with
+ * *@err.
+ */
+static struct xhandle *io_handle(fuse_req_t req, fuse_ino_t ino,
+				 const struct fuse_file_info *fi, int *err)
+{
+	struct xhandle *h = handle_of(fi);
+
+	*err = h ? 0 : xm_bare(mnt_of(req), node_of(req, ino), &h);
+	return *err ? NULL : h;
 }
 
 static struct xdir *dir_of(const struct fuse_file_info *fi)
@@ -97,6 +113,22 @@ static bool skip_opendir(const struct xmount *m)
 {
 	return m->notify && !m->dir_handles && !m->sharedstorage &&
 	       m->dir_offsets_stable;
+}
+
+/*
+ * Whether OPEN of regular files is answered ENOSYS likewise (-o noopen):
+ * the kernel then skips OPEN and RELEASE of every file it opens for the
+ * rest of the mount (created files keep theirs), keeps their pages
+ * (FOPEN_KEEP_CACHE), and sends their I/O with handle 0, which the
+ * node's own handle serves (xm_bare()). Where OPENDIR is skipped (the
+ * notifier tells the kernel of changes beside the mount; never with
+ * sharedstorage, the only mounts that take locks, so that lock requests
+ * always come with a handle), and not with the writeback guard, which
+ * counts the handles that write.
+ */
+static bool skip_open(const struct xmount *m)
+{
+	return m->noopen && skip_opendir(m) && !m->guard;
 }
 
 /* Seconds the kernel may keep @in's attributes. */
@@ -441,8 +473,13 @@ static void fwd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct xmount *m = mnt_of(req);
 	struct xhandle *h;
 	bool keep;
-	int err = xm_open(m, &who, node_of(req, ino), fi->flags, &h, &keep);
+	int err;
 
+	if (skip_open(m)) {
+		fuse_reply_err(req, ENOSYS); /* and never again: no_open */
+		return;
+	}
+	err = xm_open(m, &who, node_of(req, ino), fi->flags, &h, &keep);
 	if (err) {
 		fuse_reply_err(req, -err);
 		return;
@@ -483,6 +520,14 @@ static void fwd_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fill_entry(&e, m, in, &st, give_timeout(f, in, how));
 	xm_told(in, &st);
 	fill_open(fi, m, h, keep);
+	if (skip_open(m)) {
+		/*
+		 * The kernel sends no RELEASE once it skips OPEN (it may skip
+		 * it already): the node's own handle serves the file.
+		 */
+		xm_bare_adopt(h);
+		fi->fh = 0;
+	}
 	fuse_reply_create(req, &e, fi);
 	given(f, in, how, e.attr_timeout);
 }
@@ -491,9 +536,12 @@ static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	const uint8_t *data;
-	ssize_t n = xm_read(mnt_of(req), handle_of(fi), size, off, &data);
+	int err;
+	struct xhandle *h = io_handle(req, ino, fi, &err);
+	ssize_t n = h ? xm_read(mnt_of(req), h, size, off, &data) : err;
 
-	(void)ino;
+	if (h)
+		xm_bare_put(h); /* the reply's data is the thread's own */
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -521,10 +569,14 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct caller who = caller_of(req);
 	struct fwd *f = fwd_of(req);
-	bool killed, refusing;
-	ssize_t n = xm_write(&f->m, &who, handle_of(fi), (const uint8_t *)buf,
-			     size, off, fi->writepage, &killed, &refusing);
+	bool killed = false, refusing = false;
+	int err;
+	struct xhandle *h = io_handle(req, ino, fi, &err);
+	ssize_t n = h ? xm_write(&f->m, &who, h, (const uint8_t *)buf, size,
+				 off, fi->writepage, &killed, &refusing) : err;
 
+	if (h)
+		xm_bare_put(h);
 	if (killed)
 		drop_cached_attrs(req, ino);
 	if (refusing && f->se)
@@ -537,16 +589,32 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void fwd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct xhandle *h = handle_of(fi);
-	int err = xm_flush(mnt_of(req), h);
+	struct xmount *m = mnt_of(req);
+	struct xhandle *h;
+	int err;
 
-	(void)ino;
+	/*
+	 * A file opened without OPEN has no FOPEN_NOFLUSH to give: where a
+	 * lower close() reports nothing, ENOSYS makes the kernel send no
+	 * FLUSH again (no_flush).
+	 */
+	if (!handle_of(fi) && m->noflush) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	h = io_handle(req, ino, fi, &err);
+	if (!h) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	err = xm_flush(m, h);
 	/*
 	 * A close(2) by lock owner fi->lock_owner (the kernel sends one per
 	 * close): its record locks on the file go, after what it wrote is
 	 * synced, as on NFS, for the next holder to read.
 	 */
-	xm_lock_flush(mnt_of(req), h->in, fi->lock_owner);
+	xm_lock_flush(m, h->in, fi->lock_owner);
+	xm_bare_put(h);
 	fuse_reply_err(req, -err);
 }
 
@@ -666,6 +734,10 @@ static void fwd_release(fuse_req_t req, fuse_ino_t ino,
 	struct xhandle *h = handle_of(fi);
 
 	(void)ino;
+	if (!h) { /* created without a handle of its own (fwd_create) */
+		fuse_reply_err(req, 0);
+		return;
+	}
 	if (fi->flush) /* the last close's flush, sent with the release */
 		xm_lock_flush(mnt_of(req), h->in, fi->lock_owner);
 	xm_lock_release(mnt_of(req), h);
@@ -676,24 +748,36 @@ static void fwd_release(fuse_req_t req, fuse_ino_t ino,
 static void fwd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		      struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, -xm_fsync(mnt_of(req), handle_of(fi)->fd,
-				      datasync != 0));
+	int err;
+	struct xhandle *h = io_handle(req, ino, fi, &err);
+
+	if (h) {
+		err = xm_fsync(mnt_of(req), h->fd, datasync != 0);
+		xm_bare_put(h);
+	}
+	fuse_reply_err(req, -err);
 }
 
 static void fwd_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			  off_t off, off_t len, struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, -xm_fallocate(mnt_of(req), handle_of(fi), mode,
-					  off, len));
+	int err;
+	struct xhandle *h = io_handle(req, ino, fi, &err);
+
+	if (h) {
+		err = xm_fallocate(mnt_of(req), h, mode, off, len);
+		xm_bare_put(h);
+	}
+	fuse_reply_err(req, -err);
 }
 
 static void fwd_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		      struct fuse_file_info *fi)
 {
 	struct fwd *f = fwd_of(req);
+	struct xhandle *h;
 	int64_t r;
+	int err;
 
 	/*
 	 * With the writeback cache, written data may still sit in the
@@ -705,7 +789,10 @@ static void fwd_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	if (f->m.writeback_on && f->se && off >= 0 &&
 	    (whence == SEEK_DATA || whence == SEEK_HOLE))
 		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, 0, 0);
-	r = xm_lseek(&f->m, handle_of(fi), off, whence);
+	h = io_handle(req, ino, fi, &err);
+	r = h ? xm_lseek(&f->m, h, off, whence) : err;
+	if (h)
+		xm_bare_put(h);
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);
 	else
@@ -1004,6 +1091,21 @@ static void fwd_init_conn(void *userdata, struct fuse_conn_info *conn)
 	} else {
 		conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	}
+	/*
+	 * Without OPEN, an open(O_TRUNC) must come as a SETATTR of the
+	 * size: with atomic_o_trunc the kernel takes the truncation as done
+	 * by the OPEN it did not send (fs/fuse/dir.c, ATTR_OPEN), and the
+	 * old contents stay (measured on 6.18: "echo hi > f" over 12 bytes
+	 * left 12).
+	 */
+	if (skip_open(m))
+		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	else if (m->noopen)
+		xm_log(m, LOG_INFO, "noopen ignored: it needs change "
+		       "notification and directories opened without a "
+		       "handle (not nonotify, sharedstorage, dirhandles or "
+		       "the writeback guard, nor a network lower "
+		       "filesystem)");
 	/* big requests: fewer round trips, many units per core call */
 	glue_conn_common(conn);
 	/*

@@ -205,6 +205,7 @@ static struct xnode *node_new(int fd, const struct stat *st)
 
 static void node_free(struct xnode *in)
 {
+	bare_free(in);
 	close(in->fd);
 	pthread_mutex_destroy(&in->meta_lock);
 	pthread_rwlock_destroy(&in->lock);
@@ -271,6 +272,31 @@ static void node_trim(struct xmount *m)
 {
 	if (itable_shrunk(&m->inodes, 4096))
 		(void)malloc_trim(0);
+}
+
+/* see mount_int.h */
+struct itable_node **node_snapshot(struct xmount *m, size_t *got)
+{
+	size_t max = itable_count(&m->inodes) + 64;
+	struct itable_node **all = malloc(max * sizeof(*all));
+
+	*got = all ? itable_snapshot(&m->inodes, all, max) : 0;
+	return all;
+}
+
+/* see mount_int.h */
+struct xnode *node_snap(struct itable_node **all, size_t i)
+{
+	return xnode_of(all[i]);
+}
+
+/* see mount_int.h */
+void node_snapshot_drop(struct xmount *m, struct itable_node **all,
+			size_t got)
+{
+	for (size_t i = 0; i < got; i++)
+		xm_forget(m, node_snap(all, i), 1);
+	free(all);
 }
 
 /* see mount.h */
@@ -403,6 +429,9 @@ bool xm_fd_retry(struct xmount *m, int err, int tries)
 
 	if (err != -EMFILE && err != -ENFILE)
 		return false;
+	/* first the handles that cost the kernel nothing to give up */
+	if (tries == 0 && bare_reclaim(m) > 0)
+		return true;
 	if (tries < 20 && xm_notify_prune(m)) {
 		nanosleep(&step, NULL);
 		return true;
@@ -592,8 +621,14 @@ static int attr_fix(struct xmount *m, int fd, struct stat *st)
 	if (S_ISREG(st->st_mode)) {
 		int64_t ps = content_plain_size((uint64_t)st->st_size);
 
-		st->st_size = ps < 0 ? 0 : ps;
-		/* a 1..39-byte lower file: shown empty; reads say EIO */
+		/*
+		 * A 1..39-byte lower file (no room for its header): shown
+		 * with that size, so that a read reaches us and says EIO
+		 * (an empty file would read as empty where the kernel
+		 * skips OPEN, -o noopen).
+		 */
+		if (ps >= 0)
+			st->st_size = ps;
 	} else if (S_ISLNK(st->st_mode) && m->names) {
 		int64_t n = link_size(m, fd);
 

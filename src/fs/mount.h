@@ -96,6 +96,9 @@ struct xnode {
 				    * seen_lock */
 	unsigned cached_writers;   /* handles in xmount.writers; seen_lock */
 	int notify_wd;             /* a directory's inotify watch, 0: none */
+	struct xhandle *bare;      /* regular files: the handle of I/O that
+				    * comes without one (no OPEN: xm_bare());
+				    * seen_lock */
 };
 
 /* struct xmount - one mounted volume. The caller fills the first part. */
@@ -118,6 +121,9 @@ struct xmount {
 				       * (xm_say_fd_limit()) */
 	bool sharedstorage;           /* -o sharedstorage: others write the
 				       * lower files unannounced (network fs) */
+	bool noopen;                  /* -o noopen: the kernel skips OPEN and
+				       * RELEASE of regular files where it
+				       * skips OPENDIR (fuse_ops.c) */
 	bool dir_handles;             /* -o dirhandles: a lower handle per
 				       * open directory (OPENDIR/RELEASEDIR
 				       * round trips) even where the notifier
@@ -181,6 +187,8 @@ struct xhandle {
 				    * since we last saw it: the kernel's
 				    * cached attributes are stale too */
 	struct xhandle *prev, *next; /* in->open; in->seen_lock */
+	bool bare;                 /* in->bare: xm_bare(), xm_bare_put() */
+	unsigned users;            /* ... requests using it; in->seen_lock */
 };
 
 struct xdir; /* an open directory (dirlist.c) */
@@ -512,6 +520,27 @@ int xm_flock(struct xhandle *h, int op);
  * -o sharedstorage, written data is first synced to the lower file.
  */
 int xm_flush(struct xmount *m, struct xhandle *h);
+
+/*
+ * xm_bare() - the handle of regular file @in for a request that came
+ * without one (the kernel skips OPEN: fuse_ops.c, skip_open()), for the
+ * request to give back with xm_bare_put(): opened at the first such
+ * request, for reading and writing where the lower file allows it, and
+ * kept with the node until the kernel forgets it or descriptors run out
+ * (bare_reclaim()). Not one of @in's open handles (in->open): nothing
+ * tells when the files opened on it close.
+ */
+int xm_bare(struct xmount *m, struct xnode *in, struct xhandle **h);
+
+/* xm_bare_put() - done with @h; a no-op for a handle of an OPEN. */
+void xm_bare_put(struct xhandle *h);
+
+/*
+ * xm_bare_adopt() - make @h, just made by xm_create(), the handle of its
+ * node's I/O without one (xm_bare()), or close it if the node has one:
+ * without OPEN the kernel sends no RELEASE of created files either.
+ */
+void xm_bare_adopt(struct xhandle *h);
 
 /* xm_release() - close @h. */
 void xm_release(struct xhandle *h);

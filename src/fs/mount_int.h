@@ -155,6 +155,32 @@ void kill_priv_fd(const struct caller *who, const struct xnode *in, int fd);
 /* A real descriptor of @in's lower object, opened with @flags. */
 int reopen(const struct xnode *in, int flags);
 
+/*
+ * Make the next read or write of regular file @in read its header again
+ * (its lower contents changed beside us).
+ */
+void header_forget(struct xnode *in);
+
+/* Close @in's handle of I/O without OPEN (xm_bare()), as it goes. */
+void bare_free(struct xnode *in);
+
+/*
+ * Close the handles of I/O without OPEN (xm_bare()) that no request is
+ * using, out of descriptors: the next I/O opens its file again. Return:
+ * how many were closed.
+ */
+size_t bare_reclaim(struct xmount *m);
+
+/*
+ * node_snapshot() - every node the kernel knows, each with one more
+ * reference (drop them with node_snapshot_drop()), into *@got; NULL if
+ * out of memory. node_snap(): node @i of it.
+ */
+struct itable_node **node_snapshot(struct xmount *m, size_t *got);
+struct xnode *node_snap(struct itable_node **all, size_t i);
+void node_snapshot_drop(struct xmount *m, struct itable_node **all,
+			size_t got);
+
 /* Truncate regular file @in (opened writable as @fd) to @size. */
 int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size);
 

@@ -443,10 +443,22 @@ static bool must_tell(struct xnode *in, const struct stat *st, off_t psize,
 	/*
 	 * A regular file as this mount last saw or wrote it: our own
 	 * change (write, truncate, setattr), or one an open of ours has
-	 * taken in already. The kernel knows.
+	 * taken in already. The kernel knows. Unless the ctime moved: a
+	 * file rewritten in place with its size and mtime put back (rsync
+	 * --inplace -t), which an open would see (files.c, handle_open())
+	 * but no open may come (-o noopen), or files held open; or only
+	 * metadata changed (a link, an xattr), and the pages are read
+	 * again for nothing.
 	 */
-	if (seen_same && attr_snap_meta_same(&in->seen, st))
-		return false;
+	if (seen_same && attr_snap_meta_same(&in->seen, st)) {
+		if (ts_same(&in->seen.ctime, &st->st_ctim) || !in->told.ok)
+			return false;
+		attr_snap_set(&in->seen, st);
+		attr_snap_set(&in->told, st);
+		in->told.size = psize;
+		*pages = true;
+		return true;
+	}
 	/* nothing cached, or cached as it is */
 	if (!in->told.ok || (attr_snap_meta_same(&in->told, st) &&
 			     (!reg || in->told.size == psize)))
@@ -482,6 +494,13 @@ static void node_check(struct xm_notify *n, struct xnode *in)
 		pthread_mutex_unlock(&in->seen_lock);
 	}
 	pthread_rwlock_unlock(&in->lock);
+	/*
+	 * Contents written beside us may be another file's, header and all
+	 * (a sync tool writing in place): read the header again before the
+	 * next read or write, handles held open and xm_bare()'s included.
+	 */
+	if (pages)
+		header_forget(in);
 	if (tell) {
 		atomic_fetch_add(&n->inodes, 1);
 		n->cb->inval_inode(n->arg, in, pages);
@@ -544,32 +563,6 @@ static void attrs_changed(struct xm_notify *n, struct xnode *dir,
  * attributes and every directory's listing. Names it caches stay until
  * their timeout (an open still checks the file).
  */
-/*
- * Every node the kernel knows, each with one more reference (drop them
- * with drop_all()), into *@got; NULL if out of memory.
- */
-static struct itable_node **snapshot_all(struct xmount *m, size_t *got)
-{
-	size_t max = itable_count(&m->inodes) + 64;
-	struct itable_node **all = malloc(max * sizeof(*all));
-
-	*got = all ? itable_snapshot(&m->inodes, all, max) : 0;
-	return all;
-}
-
-/* Node @i of a snapshot (struct xnode starts with its itable_node). */
-static struct xnode *snap_node(struct itable_node **all, size_t i)
-{
-	return (struct xnode *)(void *)all[i];
-}
-
-static void drop_all(struct xmount *m, struct itable_node **all, size_t got)
-{
-	for (size_t i = 0; i < got; i++)
-		xm_forget(m, snap_node(all, i), 1);
-	free(all);
-}
-
 static void overflow_all(struct xm_notify *n)
 {
 	struct xmount *m = n->m;
@@ -581,11 +574,11 @@ static void overflow_all(struct xm_notify *n)
 	       "dropped");
 	own_clear(n);
 	n->cb->inval_inode(n->arg, m->root, true);
-	all = snapshot_all(m, &got);
+	all = node_snapshot(m, &got);
 	for (size_t i = 0; i < got; i++)
-		n->cb->inval_inode(n->arg, snap_node(all, i),
-				   snap_node(all, i)->type == S_IFDIR);
-	drop_all(m, all, got);
+		n->cb->inval_inode(n->arg, node_snap(all, i),
+				   node_snap(all, i)->type == S_IFDIR);
+	node_snapshot_drop(m, all, got);
 }
 
 /*
@@ -610,11 +603,11 @@ static void prune_unused(struct xm_notify *n)
 	    (now.tv_nsec - n->pruned_at.tv_nsec) / 1000000 < 50)
 		return;
 	n->pruned_at = now;
-	all = snapshot_all(m, &got);
+	all = node_snapshot(m, &got);
 	if (!all)
 		return;
 	for (size_t i = 0; i < got; i++) {
-		struct xnode *in = snap_node(all, i);
+		struct xnode *in = node_snap(all, i);
 		bool busy;
 
 		pthread_mutex_lock(&in->seen_lock);
@@ -629,7 +622,7 @@ static void prune_unused(struct xm_notify *n)
 			k = 0;
 		}
 	}
-	drop_all(m, all, got);
+	node_snapshot_drop(m, all, got);
 	if (err == -EOPNOTSUPP) {
 		n->prune_off = true;
 		xm_log(m, LOG_WARNING, "out of file descriptors, and this "

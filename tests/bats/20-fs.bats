@@ -1642,3 +1642,79 @@ PY
 	[ "$(count_ops "$O/log.default" FSYNCDIR)" -eq 1 ]
 	[ "$(count_ops "$O/log.default" READDIRPLUS)" -gt 0 ]
 }
+
+# noopen_ops DIR: the same file operations in DIR (the mount, or $R): each
+# size class read, overwritten with O_TRUNC, appended to, written in the
+# middle, cut, grown, copied, and a file made; what ends in DIR is then
+# compared.
+noopen_ops() {
+	local d=$1 s
+	for s in "${SIZES[@]}"; do
+		cat "$d/f$s" >/dev/null
+	done
+	echo short >"$d/f4097"
+	printf 'more' >>"$d/f4096"
+	printf 'XYZ' | dd of="$d/f1048579" bs=1 seek=5000 conv=notrunc status=none
+	truncate -s 3000 "$d/f4095"
+	truncate -s 70000 "$d/f17"
+	cp "$d/f1048579" "$d/copy"
+	mkdata "$d/new" 12345 7
+	: >"$d/f16"
+}
+
+@test "-o noopen: files read, written, cut and made with no OPEN or RELEASE, and the same contents as ext4's" {
+	for s in "${SIZES[@]}"; do
+		mkdata "$R/f$s" "$s" "$s"
+		cp "$R/f$s" "$M/f$s"
+	done
+	umount_vol "$M"
+	start_fg "$C" "$M" -d -o noopen
+	noopen_ops "$M"
+	noopen_ops "$R"
+	for f in "$R"/*; do
+		cmp "$f" "$M/${f##*/}"
+	done
+	[ "$(ls "$M" | wc -l)" -eq "$(ls "$R" | wc -l)" ]
+	fusermount3 -u "$M"
+	wait "$DAEMON_PID"
+	# one OPEN, answered ENOSYS, one FLUSH likewise; the kernel opens
+	# and closes files by itself from then on, the made ones too
+	[ "$(count_ops "$T/daemon.log" OPEN)" -eq 1 ]
+	[ "$(count_ops "$T/daemon.log" FLUSH)" -eq 1 ]
+	[ "$(count_ops "$T/daemon.log" RELEASE)" -eq 0 ]
+	[ "$(count_ops "$T/daemon.log" CREATE)" -eq 2 ]
+	[ "$(count_ops "$T/daemon.log" READ)" -gt 0 ]
+	# and what was written is what a mount with OPEN reads
+	mount_vol "$C" "$M"
+	for f in "$R"/*; do
+		cmp "$f" "$M/${f##*/}"
+	done
+}
+
+@test "-o noopen out of descriptors: the handles of files read are closed first, and the kernel keeps their pages" {
+	mkdir "$M/d"
+	for i in $(seq 1 150); do echo "file $i" >"$M/d/f$i"; done
+	umount_vol "$M"
+	start_fg "$C" "$M" -d -o noopen
+	# a descriptor per file the kernel knows and one per file read: 300
+	# wanted, 200 allowed
+	prlimit --pid "$DAEMON_PID" --nofile=200:200
+	for i in $(seq 1 150); do
+		[ "$(cat "$M/d/f$i")" = "file $i" ]
+	done
+	reads=$(count_ops "$T/daemon.log" READ)
+	[ "$reads" -ge 150 ]
+	# read again: all from the kernel's cache, nothing forgotten
+	for i in $(seq 1 150); do
+		[ "$(cat "$M/d/f$i")" = "file $i" ]
+	done
+	[ "$(count_ops "$T/daemon.log" READ)" -eq "$reads" ]
+	# and writes still find a descriptor
+	for i in $(seq 1 150); do echo "again $i" >>"$M/d/f$i"; done
+	[ "$(tail -n 1 "$M/d/f150")" = "again 150" ]
+	fusermount3 -u "$M"
+	wait "$DAEMON_PID"
+	# the kernel was never asked to forget a file (the unmount's summary
+	# would say so), nor did a request fail for want of a descriptor
+	refute grep -q "file descriptors" "$T/daemon.log"
+}

@@ -331,6 +331,42 @@ scenario_9() {
 	scenario_9
 }
 
+# held_is FD TEXT: what open descriptor FD reads from its start.
+held_is() {
+	[ "$(python3 -c 'import os, sys
+sys.stdout.write(os.pread(int(sys.argv[1]), 4096, 0).decode(errors="replace"))' "$1")" = "$2" ]
+}
+
+# a file held open in B; its lower file rewritten in place by another
+# file's (a new header: another file id), size and mtime kept
+scenario_9b() {
+	echo version-1 >"$A/f"
+	echo version-2 >"$A/g"
+	lf=$(lower_of "$A/f")
+	lg=$(lower_of "$A/g")
+	exec 5<"$B/f"
+	held_is 5 version-1
+	cp -p "$lf" "$T/saved"
+	dd if="$lg" of="$lf" conv=notrunc status=none
+	touch -r "$T/saved" "$lf"
+	converge "lower rewritten in place, read through a held descriptor" \
+		held_is 5 version-2
+	exec 5<&-
+	cat_is "$B/f" version-2
+}
+@test "default: a file held open in B, rewritten in place with another header, size and mtime kept: B's descriptor reads it" {
+	mounts default
+	scenario_9b
+}
+@test "noopen: a file held open in B, rewritten in place with another header, size and mtime kept: B's descriptor reads it" {
+	mounts noopen
+	scenario_9b
+}
+@test "noopen: a lower file rewritten in place, size and mtime kept: B reads it" {
+	mounts noopen
+	scenario_9
+}
+
 # a lower file replaced by an older copy of another size, no open in B
 scenario_10() {
 	echo short >"$A/f"

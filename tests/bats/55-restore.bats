@@ -235,8 +235,8 @@ cipher_state() {
 	printf 'some data' >"$T/m/bad"$'\e'"[31m"
 	printf 'more data' >"$T/m/short"
 	umount_vol "$T/m"
-	# a file cut to less than its header: shown empty by a mount, whose
-	# reads fail; not restored as an empty file
+	# a file cut to less than its header: a mount's reads of it fail;
+	# not restored as an empty file
 	short=$(xtsfs-path -q --passfile "$T/pass" "$T/c" short | tail -1)
 	truncate -s 10 "$T/c/$short"
 	lower=$(xtsfs-path -q --passfile "$T/pass" "$T/c" "bad"$'\e'"[31m" | tail -1)
