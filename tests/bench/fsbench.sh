@@ -61,6 +61,8 @@
 #                   sets /sys/module/fuse/parameters/enable_uring to Y for
 #                   the run and puts back what it found. Not selected by
 #                   default: add it to --systems for the A/B in one run
+#   xtsfs-noopen    xtsfs mounted with -o noopen (no OPEN or RELEASE of
+#                   regular files); likewise not selected by default
 # Adding a system: write setup_NAME DIR (make the volume in DIR, set
 # MNT[NAME], mount it and register_mount it), teardown_NAME, and, for a
 # FUSE system, remount_NAME (used for the cold starts); a '-' in NAME is
@@ -91,7 +93,7 @@ JSON_OUT=
 XTSFS_BIN=${XTSFS_BIN:-$REPO/build/tools}
 XTSFS_OPTS=()
 
-KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring)
+KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring xtsfs-noopen)
 KNOWN_GROUPS=(seq fio tree)
 # xtsfs's peers for the "best peer" targets: the other encrypting ones.
 ENC_PEERS=(gocryptfs securefs)
@@ -277,7 +279,7 @@ check_prereqs() {
 		*) have fusermount3 || missing+=("fusermount3 (Debian package fuse3)") ;;
 		esac
 		case $s in
-		xtsfs | xtsfs-uring)
+		xtsfs | xtsfs-uring | xtsfs-noopen)
 			[ -x "$XTSFS_BIN/xtsfs" ] && [ -x "$XTSFS_BIN/xtsfs-mkfs" ] ||
 				missing+=("$XTSFS_BIN/xtsfs and xtsfs-mkfs (build: meson setup build && ninja -C build, or --xtsfs-bin DIR)") ;;
 		gocryptfs | securefs | fuse-overlayfs)
@@ -541,6 +543,19 @@ remount_xtsfs_uring() {
 	mount_xtsfs_uring
 }
 teardown_xtsfs_uring() { fuse_unmount "${MNT[xtsfs-uring]}"; }
+
+# xtsfs-noopen: xtsfs with -o noopen (the daemon logs it if the mount
+# cannot have it: not here, with change notification on a local lower)
+setup_xtsfs_noopen() {
+	xtsfs_volume xtsfs-noopen "$1"
+	mount_xtsfs_noopen
+}
+mount_xtsfs_noopen() { xtsfs_mount xtsfs-noopen -o noopen; }
+remount_xtsfs_noopen() {
+	fuse_unmount "${MNT[xtsfs-noopen]}"
+	mount_xtsfs_noopen
+}
+teardown_xtsfs_noopen() { fuse_unmount "${MNT[xtsfs-noopen]}"; }
 
 GOCRYPTFS_PW=()
 setup_gocryptfs() {
@@ -980,7 +995,7 @@ print_table() {
 	} | columns left
 }
 
-# The xtsfs arm the targets are evaluated for: xtsfs, then xtsfs-uring.
+# The xtsfs arm the targets are evaluated for: xtsfs, then the others.
 TSYS=xtsfs
 
 # target_eval W [REF BOUND]: "RATIO BOUND REF_NAME REF_VALUE VERDICT" for
@@ -1024,7 +1039,7 @@ daemon_median() {
 }
 
 print_targets() {
-	for TSYS in xtsfs xtsfs-uring; do
+	for TSYS in xtsfs xtsfs-uring xtsfs-noopen; do
 		in_list "$TSYS" "${SYSTEMS[@]}" || continue
 		print_targets_of
 	done
@@ -1316,7 +1331,8 @@ main() {
 	fi
 
 	# snapshot the xtsfs binaries: a rebuild during the run changes nothing
-	if in_list xtsfs "${SYSTEMS[@]}" || in_list xtsfs-uring "${SYSTEMS[@]}"; then
+	if in_list xtsfs "${SYSTEMS[@]}" || in_list xtsfs-uring "${SYSTEMS[@]}" ||
+		in_list xtsfs-noopen "${SYSTEMS[@]}"; then
 		mkdir -p "$RUN_DIR/bin"
 		cp "$XTSFS_BIN/xtsfs" "$XTSFS_BIN/xtsfs-mkfs" "$RUN_DIR/bin/"
 		XTSFS_BIN=$RUN_DIR/bin
