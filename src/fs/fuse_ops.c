@@ -118,7 +118,8 @@ static bool skip_opendir(const struct xmount *m)
 /*
  * Whether OPEN of regular files is answered ENOSYS likewise (-o noopen):
  * the kernel then skips OPEN and RELEASE of every file it opens for the
- * rest of the mount (created files keep theirs), keeps their pages
+ * rest of the mount (and RELEASE of those it creates: fwd_create() gives
+ * them handle 0 too), keeps their pages
  * (FOPEN_KEEP_CACHE), and sends their I/O with handle 0, which the
  * node's own handle serves (xm_bare()). Where OPENDIR is skipped (the
  * notifier tells the kernel of changes beside the mount; never with
