@@ -816,7 +816,7 @@ int xm_bare(struct xmount *m, struct xnode *in, struct xhandle **h)
 /* see mount.h */
 void xm_bare_put(struct xhandle *h)
 {
-	if (h->bare) {
+	if (h && h->bare) {
 		pthread_mutex_lock(&h->in->seen_lock);
 		h->users--;
 		pthread_mutex_unlock(&h->in->seen_lock);

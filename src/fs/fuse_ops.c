@@ -541,8 +541,7 @@ static void fwd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct xhandle *h = io_handle(req, ino, fi, &err);
 	ssize_t n = h ? xm_read(mnt_of(req), h, size, off, &data) : err;
 
-	if (h)
-		xm_bare_put(h); /* the reply's data is the thread's own */
+	xm_bare_put(h); /* the reply's data is the thread's own */
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -576,8 +575,7 @@ static void fwd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	ssize_t n = h ? xm_write(&f->m, &who, h, (const uint8_t *)buf, size,
 				 off, fi->writepage, &killed, &refusing) : err;
 
-	if (h)
-		xm_bare_put(h);
+	xm_bare_put(h);
 	if (killed)
 		drop_cached_attrs(req, ino);
 	if (refusing && f->se)
@@ -792,8 +790,7 @@ static void fwd_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		(void)fuse_lowlevel_notify_inval_inode(f->se, ino, 0, 0);
 	h = io_handle(req, ino, fi, &err);
 	r = h ? xm_lseek(&f->m, h, off, whence) : err;
-	if (h)
-		xm_bare_put(h);
+	xm_bare_put(h);
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);
 	else

@@ -532,7 +532,7 @@ int xm_flush(struct xmount *m, struct xhandle *h);
  */
 int xm_bare(struct xmount *m, struct xnode *in, struct xhandle **h);
 
-/* xm_bare_put() - done with @h; a no-op for a handle of an OPEN. */
+/* xm_bare_put() - done with @h; a no-op for a handle of an OPEN or NULL. */
 void xm_bare_put(struct xhandle *h);
 
 /*
