@@ -532,6 +532,10 @@ setup_xtsfs_uring() {
 mount_xtsfs_uring() {
 	local pid fd
 	xtsfs_mount xtsfs-uring -o uring
+	# xtsfs returns once mounted, before the kernel's INIT is answered,
+	# and the rings are made while answering it: a statfs waits for INIT
+	# (the kernel holds every request until then)
+	stat -f "${MNT[xtsfs-uring]}" >/dev/null
 	pid=$(daemon_pids "${MNT[xtsfs-uring]}")
 	for fd in /proc/"${pid:-none}"/fd/*; do
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[io_uring]" ] && return 0
