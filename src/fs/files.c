@@ -158,11 +158,20 @@ static void guard_said(struct xmount *m, enum wbguard_mode old,
 {
 	if (mode == old)
 		return;
-	if (mode == WBG_REFUSING)
+	if (mode == WBG_REFUSING && m->guard->short_since)
 		xm_log(m, LOG_WARNING, "writeback guard: the cipher "
 		       "directory's filesystem is full: dirty pages go to the "
 		       "reserve (%llu KiB left); writes through files opened "
 		       "before are refused (ENOSPC), new opens write through",
+		       (unsigned long long)m->guard->reserved / 1024);
+	else if (mode == WBG_REFUSING)
+		xm_log(m, LOG_WARNING, "writeback guard: the cipher "
+		       "directory's filesystem has too little space left for "
+		       "the reserve that %u writers through the cache at up "
+		       "to %llu MB/s need (%llu KiB held): their writes are "
+		       "refused (ENOSPC), new opens write through",
+		       m->guard->writers,
+		       (unsigned long long)m->guard->rate / 1000000,
 		       (unsigned long long)m->guard->reserved / 1024);
 	else if (old == WBG_REFUSING)
 		xm_log(m, LOG_NOTICE, "writeback guard: space again, the "
@@ -171,14 +180,20 @@ static void guard_said(struct xmount *m, enum wbguard_mode old,
 		       "");
 }
 
-/* wbguard_check() with a log line when the mode changes. */
-static enum wbguard_mode guard_check(struct xmount *m)
+/*
+ * wbguard_check() with a log line when the mode changes; *@entered (if
+ * not NULL): cached writes are refused from now (the front end then
+ * makes them ask).
+ */
+static enum wbguard_mode guard_check(struct xmount *m, bool *entered)
 {
 	enum wbguard_mode old = atomic_load(&m->guard->mode), mode;
-	bool entered;
+	bool now;
 
-	mode = wbguard_check(m->guard, &entered);
+	mode = wbguard_check(m->guard, &now);
 	guard_said(m, old, mode);
+	if (entered)
+		*entered = now;
 	return mode;
 }
 
@@ -271,7 +286,7 @@ bool xm_guard_refuses(struct xmount *m, struct xhandle *h)
 {
 	if (!h->cached_writer || !guard_on(m) ||
 	    atomic_load(&m->guard->mode) != WBG_REFUSING ||
-	    guard_check(m) != WBG_REFUSING)
+	    guard_check(m, NULL) != WBG_REFUSING)
 		return false;
 	/* expired: a read or lseek may be asking; let it through */
 	if (!h->wronly && !xm_told_fresh(h->in))
@@ -363,7 +378,7 @@ static ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
 		n = w(arg);
 	}
 	/* what it was given and did not need goes back to the reserve */
-	(void)guard_check(m);
+	(void)guard_check(m, NULL);
 	return n;
 }
 
@@ -406,8 +421,16 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->writable = writable;
 	h->wronly = (flags & O_ACCMODE) == O_WRONLY;
 	if (writable && guard_on(m)) {
-		h->direct = guard_check(m) != WBG_NORMAL;
-		h->cached_writer = !h->direct;
+		enum wbguard_mode old = atomic_load(&m->guard->mode);
+		bool entered;
+
+		/*
+		 * @entered stays false here but for races: the target grows
+		 * with the rate, which written-back writes look at first
+		 */
+		h->cached_writer = wbguard_admit(m->guard, &entered);
+		h->direct = !h->cached_writer;
+		guard_said(m, old, atomic_load(&m->guard->mode));
 	}
 	if (h->cached_writer) {
 		pthread_mutex_lock(&m->writers_lock);
@@ -715,6 +738,9 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	 */
 	if (n == -ENOSPC && writeback && guard_on(m))
 		n = guard_cover(m, n, size, refusing, wr_once, &a);
+	else if (n > 0 && writeback && guard_on(m) &&
+		 wbguard_wrote(m->guard, (uint64_t)n))
+		(void)guard_check(m, refusing);
 	keep_mtime(m, h->fd, &before);
 	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);
@@ -867,6 +893,8 @@ static void handle_unlist(struct xhandle *h)
 	struct xmount *m = h->m;
 
 	if (h->cached_writer) {
+		if (m->guard)
+			wbguard_leave(m->guard);
 		pthread_mutex_lock(&m->writers_lock);
 		if (h->wprev)
 			h->wprev->wnext = h->wnext;

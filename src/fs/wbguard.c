@@ -9,10 +9,25 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK (64u * 1024) /* reserve sizes are multiples of this */
 #define PAGE 4096u         /* what it grows and shrinks by */
+#define MS 1000000ll       /* nanoseconds */
+#define RATE_WINDOW (50 * MS)  /* the rate is measured over this */
+#define RATE_HOLD (10000 * MS) /* a rate seen is kept this long */
+#define CHECK_EVERY (100 * MS) /* free space looked at while writing */
+#define SHRINK_AFTER (2000 * MS) /* reserve held past its target: kept
+				  * this long after the last writer came */
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
@@ -41,16 +56,46 @@ int wbguard_plan(uint64_t fs_bytes, uint64_t limit_max,
 	p->dirty_max = (ppm * limit_max + 999999) / 1000000;
 	p->reserve = round_up(p->dirty_max * 5 / 2, CHUNK);
 	p->low = p->reserve;
+	/* dirty_poll_interval() with nothing dirty: 1 << (ilog2(n) >> 1) */
+	p->poll = PAGE;
+	for (uint64_t n = limit_max / PAGE; n >= 4; n >>= 2)
+		p->poll <<= 1;
 	return 0;
 }
 
 /* see wbguard.h */
-enum wbguard_mode wbguard_mode_of(const struct wbguard_plan *p, uint64_t free,
-				  uint64_t reserved)
+uint64_t wbguard_overshoot(const struct wbguard_plan *p, uint64_t rate)
 {
-	if (reserved < p->reserve)
+	uint64_t o;
+
+	if (rate < WBGUARD_RATE_MIN)
+		rate = WBGUARD_RATE_MIN;
+	o = rate / 100;
+	if (o < p->poll)
+		o = p->poll;
+	return round_up(o, CHUNK);
+}
+
+/* see wbguard.h */
+uint64_t wbguard_target(const struct wbguard_plan *p, unsigned writers,
+			uint64_t rate)
+{
+	return p->reserve + 2 * (uint64_t)writers * wbguard_overshoot(p, rate);
+}
+
+/* see wbguard.h */
+enum wbguard_mode wbguard_mode_of(const struct wbguard_plan *p, uint64_t free,
+				  uint64_t reserved, uint64_t target)
+{
+	if (reserved < target)
 		return WBG_REFUSING;
 	return free < p->low ? WBG_LOW : WBG_NORMAL;
+}
+
+/* The target of @g now (lock held). */
+static uint64_t target_of(const struct wbguard *g)
+{
+	return wbguard_target(&g->plan, g->writers, g->rate);
 }
 
 /* Bytes of the lower filesystem we may still allocate, outside the reserve. */
@@ -75,25 +120,29 @@ static void measure(struct wbguard *g)
 }
 
 /*
- * Grow the reserve towards its size from the @free bytes there are
+ * Grow the reserve towards @target from the @free bytes there are
  * (lock held). After a dip (@g->short_since), space freed comes to the
  * reserve first, to the last page: what a written-back write needed
  * less than was given to it too, so that a write bypassing the cache
  * then fails as on a full disk, and the reserve is whole again as soon
  * as it can be (cached pages may still need it). Otherwise (at the
- * start, or once it was given up) the reserve is taken whole, with
- * @low bytes to spare, or not at all: on a nearly full disk every open
- * bypasses the cache and the disk can be written to the last byte.
+ * start, once it was given up, or with @whole: a new writer's share)
+ * what is missing is taken whole, with @low bytes to spare, or not at
+ * all: on a nearly full disk opens bypass the cache and the disk can be
+ * written to the last byte.
  */
-static void refill(struct wbguard *g, uint64_t free)
+static void refill(struct wbguard *g, uint64_t free, uint64_t target,
+		   bool whole)
 {
 	uint64_t want, grow;
 	off_t at;
 
-	if (g->reserved >= g->plan.reserve)
+	if (g->reserved >= target) {
+		g->short_since = false;
 		return;
-	want = g->plan.reserve - g->reserved;
-	if (g->short_since) {
+	}
+	want = target - g->reserved;
+	if (g->short_since && !whole) {
 		grow = free / PAGE * PAGE;
 		if (grow > want)
 			grow = want;
@@ -111,16 +160,40 @@ static void refill(struct wbguard *g, uint64_t free)
 	 */
 	(void)fallocate(g->fd, 0, at, (off_t)grow);
 	measure(g);
-	if (g->reserved >= g->plan.reserve)
+	if (g->reserved >= target)
 		g->short_since = false;
+}
+
+/*
+ * Give back what the reserve holds past @target (lock held, not after a
+ * dip: then it is below any target): when no writer came for a while
+ * (opens and closes in a row do not grow and shrink it each time), or
+ * at once when less than the low-water mark is free.
+ */
+static void shrink(struct wbguard *g, uint64_t free, uint64_t target,
+		   int64_t now)
+{
+	if (g->short_since || g->reserved <= target ||
+	    (free >= g->plan.low && now - g->admit_ns < SHRINK_AFTER))
+		return;
+	if (ftruncate(g->fd, (off_t)target) == 0)
+		measure(g);
 }
 
 /* Set the mode from @free and the reserve (lock held). */
 static enum wbguard_mode set_mode(struct wbguard *g, uint64_t free,
 				  bool *entered)
 {
-	enum wbguard_mode mode = wbguard_mode_of(&g->plan, free, g->reserved);
+	uint64_t target = target_of(g);
+	enum wbguard_mode mode = wbguard_mode_of(&g->plan, free, g->reserved,
+						 target);
 	int old = atomic_exchange(&g->mode, (int)mode);
+	uint64_t need = g->plan.low + (target > g->reserved ?
+				       target - g->reserved : 0);
+
+	g->check_ns = now_ns();
+	g->since_check = 0;
+	g->slack = free > need ? free - need : 0;
 
 	if (entered)
 		*entered = mode == WBG_REFUSING && old != WBG_REFUSING;
@@ -164,7 +237,7 @@ int wbguard_start(struct wbguard *g, int dirfd, uint64_t limit_max)
 	measure(g);
 	err = free_bytes(g, &free);
 	if (!err) {
-		refill(g, free);
+		refill(g, free, g->plan.reserve, true);
 		err = free_bytes(g, &free);
 	}
 	if (err) {
@@ -183,6 +256,29 @@ out_dir:
 	return err;
 }
 
+/*
+ * wbguard_check() under the lock; *@free: the bytes free outside the
+ * reserve (0 if the filesystem could not say).
+ */
+static enum wbguard_mode look(struct wbguard *g, uint64_t *free,
+			      bool *entered)
+{
+	uint64_t target = target_of(g);
+
+	if (free_bytes(g, free) != 0) {
+		*free = 0;
+		return (enum wbguard_mode)atomic_load(&g->mode);
+	}
+	if (g->reserved < target) {
+		refill(g, *free, target, false);
+		(void)free_bytes(g, free);
+	} else if (g->reserved > target) {
+		shrink(g, *free, target, now_ns());
+		(void)free_bytes(g, free);
+	}
+	return set_mode(g, *free, entered);
+}
+
 /* see wbguard.h */
 enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered)
 {
@@ -191,17 +287,76 @@ enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered)
 
 	*entered = false;
 	pthread_mutex_lock(&g->lock);
-	if (free_bytes(g, &free) != 0) {
-		mode = (enum wbguard_mode)atomic_load(&g->mode);
-	} else {
-		if (g->reserved < g->plan.reserve) {
-			refill(g, free);
-			(void)free_bytes(g, &free);
-		}
-		mode = set_mode(g, free, entered);
-	}
+	mode = look(g, &free, entered);
 	pthread_mutex_unlock(&g->lock);
 	return mode;
+}
+
+/* see wbguard.h */
+bool wbguard_admit(struct wbguard *g, bool *entered)
+{
+	uint64_t free = 0, more;
+	bool yes = false;
+
+	*entered = false;
+	pthread_mutex_lock(&g->lock);
+	if (look(g, &free, entered) == WBG_NORMAL) {
+		more = wbguard_target(&g->plan, g->writers + 1, g->rate);
+		/* taken whole with the low-water mark to spare, or not */
+		if (g->reserved < more)
+			refill(g, free, more, true);
+		yes = g->reserved >= more;
+		if (yes) {
+			g->writers++;
+			g->admit_ns = now_ns();
+		} else {
+			g->denied++;
+		}
+		if (free_bytes(g, &free) == 0)
+			(void)set_mode(g, free, NULL);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return yes;
+}
+
+/* see wbguard.h */
+void wbguard_leave(struct wbguard *g)
+{
+	pthread_mutex_lock(&g->lock);
+	if (g->writers)
+		g->writers--;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* see wbguard.h */
+bool wbguard_wrote(struct wbguard *g, uint64_t bytes)
+{
+	int64_t now = now_ns(), span;
+	bool due;
+
+	pthread_mutex_lock(&g->lock);
+	span = now - g->win_ns;
+	if (span >= RATE_WINDOW) {
+		uint64_t r = (uint64_t)((double)g->win_bytes * 1e9 /
+					(double)span);
+
+		/* a higher target: look at once */
+		if (r > g->rate && wbguard_overshoot(&g->plan, r) >
+				   wbguard_overshoot(&g->plan, g->rate))
+			g->since_check = g->slack;
+		if (r >= g->rate || now - g->rate_ns >= RATE_HOLD) {
+			g->rate = r;
+			g->rate_ns = now;
+		}
+		g->win_ns = now;
+		g->win_bytes = 0;
+	}
+	g->win_bytes += bytes;
+	g->since_check += bytes;
+	due = g->since_check * 2 >= g->slack ||
+	      now - g->check_ns >= CHECK_EVERY;
+	pthread_mutex_unlock(&g->lock);
+	return due;
 }
 
 /* see wbguard.h */
@@ -247,11 +402,11 @@ enum wbguard_mode wbguard_replan(struct wbguard *g, uint32_t ppm)
 	g->plan.reserve = round_up(g->plan.dirty_max * 5 / 2, CHUNK);
 	g->plan.low = g->plan.reserve;
 	g->short_since = false;
-	if (g->reserved > g->plan.reserve &&
-	    ftruncate(g->fd, (off_t)g->plan.reserve) == 0)
+	if (g->reserved > target_of(g) &&
+	    ftruncate(g->fd, (off_t)target_of(g)) == 0)
 		measure(g);
 	if (free_bytes(g, &free) == 0)
-		refill(g, free);
+		refill(g, free, target_of(g), false);
 	(void)free_bytes(g, &free);
 	mode = set_mode(g, free, NULL);
 	pthread_mutex_unlock(&g->lock);

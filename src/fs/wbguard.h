@@ -14,18 +14,21 @@
  *   so at most about @dirty_max bytes are accepted and not yet written
  *   back at any moment;
  * - a reserve: an unnamed file (O_TMPFILE) in the cipher directory,
- *   fallocated to @reserve bytes (more than the dirty bound can need:
- *   a 4 KiB page can touch two lower blocks, units sit 40 bytes off
- *   block boundaries), given up piece by piece when a written-back page
- *   finds the lower filesystem full (wbguard_dip()), refilled when space
- *   comes back (wbguard_check()). It vanishes by itself if the daemon
- *   dies;
- * - what the front end does with the mode: below @low bytes free, new
+ *   fallocated to what the dirty bound can need (a 4 KiB page can touch
+ *   two lower blocks, units sit 40 bytes off block boundaries) and a
+ *   share for each writer through the cache (what the kernel lets a
+ *   task dirty before it first looks at it, wbguard_overshoot()), given
+ *   up piece by piece when a written-back page finds the lower
+ *   filesystem full (wbguard_dip()), refilled when space comes back
+ *   (wbguard_check()). It vanishes by itself if the daemon dies;
+ * - what the front end does with the mode: below @low bytes free, or
+ *   without room for one more writer's share (wbguard_admit()), new
  *   opens for writing bypass the cache (every write reaches the daemon,
  *   which the lower filesystem answers); once the reserve had to be used
- *   (WBG_REFUSING), writes through handles opened earlier with the cache
- *   are refused with ENOSPC at the attribute refresh the kernel makes
- *   before a cached write (fuse_ops.c).
+ *   or is short of its target (WBG_REFUSING), writes through handles
+ *   opened earlier with the cache are refused with ENOSPC at the
+ *   attribute refresh the kernel makes before a cached write
+ *   (fuse_ops.c).
  *
  * The sizes are pure functions (wbguard_plan(), wbguard_mode_of()), unit
  * tested; the rest works on a lower directory, without FUSE.
@@ -48,9 +51,13 @@ struct wbguard_plan {
 			      * the global dirty limit */
 	uint64_t dirty_max;  /* bytes that may be dirty at most: dirty_ppm
 			      * of the largest global limit there can be */
-	uint64_t reserve;    /* bytes the reserve file holds when whole */
+	uint64_t reserve;    /* the base of the reserve: what it holds
+			      * with no writer (wbguard_target()) */
 	uint64_t low;        /* below this many bytes free (outside the
 			      * reserve), new opens bypass the cache */
+	uint64_t poll;       /* bytes a task may dirty between two looks
+			      * of the kernel at a global limit of
+			      * @limit_max (wbguard_overshoot()) */
 };
 
 /*
@@ -58,27 +65,63 @@ struct wbguard_plan {
  * when the global dirty limit can reach @limit_max bytes (vm.dirty_bytes,
  * else vm.dirty_ratio of all memory): a dirty bound of 1/64 of the
  * filesystem within [WBGUARD_DIRTY_MIN, WBGUARD_DIRTY_MAX], rounded up
- * to what a whole ppm of @limit_max gives; a reserve and low-water mark
- * of 5/2 of it (2x for pages that straddle two lower blocks, 1/2 for
- * the kernel's per-task throttling overshoot and lower metadata).
+ * to what a whole ppm of @limit_max gives; a base reserve and low-water
+ * mark of 5/2 of it (2x for pages that straddle two lower blocks, 1/2
+ * for lower metadata). What each writer may dirty past the bound comes
+ * on top (wbguard_target()), at least @poll.
  * Return: 0, or -EINVAL if @limit_max is 0.
  */
 int wbguard_plan(uint64_t fs_bytes, uint64_t limit_max,
 		 struct wbguard_plan *p);
 
+/*
+ * The kernel's first estimate of a new mount's write-back rate
+ * (mm/page-writeback.c: INIT_BW, 100 MiB/s), the floor of ours.
+ */
+#define WBGUARD_RATE_MIN (100ull * 1024 * 1024)
+
+/*
+ * wbguard_overshoot() - what one writing task may dirty here past the
+ * bound when pages are written back at @rate bytes per second, in whole
+ * 64 KiB. The kernel looks at a task dirtying pages only every
+ * current->nr_dirtied_pause pages (balance_dirty_pages_ratelimited()),
+ * a count of the task, not of the mount, which two things set:
+ * - the task's last look on any filesystem: one without a strict limit
+ *   (ext4, the root disk) in free run sets it to
+ *   dirty_poll_interval() of the global limit, 2^(ilog2(pages) / 2)
+ *   pages (@p->poll); measured: 4 MiB dirty on a 1 MiB bound after
+ *   50 KB written to ext4 by the same task;
+ * - its looks here: wb_min_pause() sizes it to the mount's
+ *   dirty_ratelimit (a rate that follows the write-back rate, INIT_BW at
+ *   first) times max(HZ/100, 1) jiffies over roundup_pow_of_two(HZ),
+ *   under 10 ms of @rate (at least WBGUARD_RATE_MIN).
+ * Once the mount is over its bound the kernel looks every 8 pages
+ * (wb->dirty_exceeded): what is past it is each task's first run.
+ */
+uint64_t wbguard_overshoot(const struct wbguard_plan *p, uint64_t rate);
+
+/*
+ * wbguard_target() - what the reserve must hold for @writers handles
+ * writing through the cache at @rate: the base, and two lower blocks per
+ * page of each writer's overshoot.
+ */
+uint64_t wbguard_target(const struct wbguard_plan *p, unsigned writers,
+			uint64_t rate);
+
 /* What the front end does for new opens and cached writes. */
 enum wbguard_mode {
 	WBG_NORMAL,   /* cache for everyone */
 	WBG_LOW,      /* little space left: new opens bypass the cache */
-	WBG_REFUSING, /* the reserve is not whole: also refuse cached writes */
+	WBG_REFUSING, /* the reserve holds less than @target: also refuse
+		       * cached writes */
 };
 
 /*
  * wbguard_mode_of() - the mode for @free bytes free outside the reserve
- * and @reserved bytes in it.
+ * and @reserved bytes in it, when it should hold @target.
  */
 enum wbguard_mode wbguard_mode_of(const struct wbguard_plan *p, uint64_t free,
-				  uint64_t reserved);
+				  uint64_t reserved, uint64_t target);
 
 /* struct wbguard - one mount's guard (zero-initialised: not started). */
 struct wbguard {
@@ -98,6 +141,20 @@ struct wbguard {
 				    * cover (-ENOSPC after all); lock */
 	atomic_ullong refused;     /* cached writes refused (front end) */
 	atomic_bool off;           /* given up (wbguard_disable()) */
+	unsigned writers;          /* handles writing through the cache
+				    * (wbguard_admit()); lock */
+	uint64_t rate;             /* the highest write-back rate seen
+				    * lately, bytes/s; lock */
+	int64_t rate_ns;           /* when it was last raised; lock */
+	int64_t win_ns;            /* the current rate window: since; lock */
+	uint64_t win_bytes;        /* ... bytes written back in it; lock */
+	int64_t admit_ns;          /* the last writer admitted; lock */
+	int64_t check_ns;          /* the last look at the free space; lock */
+	uint64_t since_check;      /* bytes written back since; lock */
+	uint64_t slack;            /* free space past the low-water mark
+				    * and the target then; lock */
+	unsigned long long denied; /* opens refused the cache for lack of
+				    * room to grow the reserve; lock */
 };
 
 /*
@@ -112,12 +169,35 @@ struct wbguard {
 int wbguard_start(struct wbguard *g, int dirfd, uint64_t limit_max);
 
 /*
- * wbguard_check() - look at the free space, refill the reserve from it
- * if it is not whole, and set the mode. *@entered: the mode became
- * WBG_REFUSING now (the front end then makes cached writers ask).
+ * wbguard_check() - look at the free space, bring the reserve to its
+ * target (refilled from what is free, or what is held past the target
+ * given back when no writer came for a while or space is short), and
+ * set the mode. *@entered: the mode became WBG_REFUSING now (the front
+ * end then makes cached writers ask).
  * Return: the mode.
  */
 enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered);
+
+/*
+ * wbguard_admit() - a file is opened for writing: may it write through
+ * the cache? Yes (counted as a writer until wbguard_leave()) if the
+ * mode is WBG_NORMAL and the reserve holds, or can take whole with the
+ * low-water mark to spare, the target with one writer more. Otherwise
+ * the open bypasses the cache, and the writers before it are left as
+ * they were. *@entered as for wbguard_check().
+ */
+bool wbguard_admit(struct wbguard *g, bool *entered);
+
+/* wbguard_leave() - a writer admitted by wbguard_admit() is closed. */
+void wbguard_leave(struct wbguard *g);
+
+/*
+ * wbguard_wrote() - @bytes of cached pages were written back: count
+ * them into the rate. Return: true if the free space should be looked
+ * at again (wbguard_check()): half the slack of the last look is used
+ * up, or 100 ms went by.
+ */
+bool wbguard_wrote(struct wbguard *g, uint64_t bytes);
 
 /*
  * wbguard_dip() - a written-back request needing about @need bytes

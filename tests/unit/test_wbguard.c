@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_wbguard.c - the writeback guard (wbguard.c): its sizes for small
- * and large filesystems and dirty limits, the modes, the largest global
- * dirty limit (bdi.c), and a real reserve file in a temporary directory:
- * made whole, used in pieces (refusing from the first), refilled, used
- * up, closed.
+ * and large filesystems and dirty limits, the modes, what each writer
+ * adds, the largest global dirty limit (bdi.c), and a real reserve file
+ * in a temporary directory: made whole, grown for writers and for a
+ * higher rate and given back after them, used in pieces (refusing from
+ * the first), refilled, used up, closed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,16 +69,52 @@ static void test_plan(void)
 static void test_modes(void)
 {
 	struct wbguard_plan p = { .reserve = 640 * KiB, .low = 640 * KiB };
+	uint64_t t = 640 * KiB;
 
-	CHECK(wbguard_mode_of(&p, 10 * MiB, 640 * KiB) == WBG_NORMAL, "normal");
-	CHECK(wbguard_mode_of(&p, 640 * KiB, 640 * KiB) == WBG_NORMAL,
+	CHECK(wbguard_mode_of(&p, 10 * MiB, 640 * KiB, t) == WBG_NORMAL,
+	      "normal");
+	CHECK(wbguard_mode_of(&p, 640 * KiB, 640 * KiB, t) == WBG_NORMAL,
 	      "at the mark");
-	CHECK(wbguard_mode_of(&p, 100 * KiB, 640 * KiB) == WBG_LOW, "low");
-	CHECK(wbguard_mode_of(&p, 0, 640 * KiB) == WBG_LOW, "full, reserve");
-	/* a reserve not whole refuses, however much is free */
-	CHECK(wbguard_mode_of(&p, 10 * MiB, 576 * KiB) == WBG_REFUSING,
+	CHECK(wbguard_mode_of(&p, 100 * KiB, 640 * KiB, t) == WBG_LOW, "low");
+	CHECK(wbguard_mode_of(&p, 0, 640 * KiB, t) == WBG_LOW, "full, reserve");
+	/* a reserve short of its target refuses, however much is free */
+	CHECK(wbguard_mode_of(&p, 10 * MiB, 576 * KiB, t) == WBG_REFUSING,
 	      "dipped");
-	CHECK(wbguard_mode_of(&p, 0, 0) == WBG_REFUSING, "used up");
+	CHECK(wbguard_mode_of(&p, 0, 0, t) == WBG_REFUSING, "used up");
+	CHECK(wbguard_mode_of(&p, 10 * MiB, 2 * MiB, 3 * MiB) == WBG_REFUSING,
+	      "a writer's share missing");
+}
+
+static void test_target(void)
+{
+	struct wbguard_plan p;
+
+	/*
+	 * 4800 MiB of global limit, 1,228,800 pages: the kernel looks at a
+	 * task every 2^(20 / 2) pages in free run, 4 MiB
+	 */
+	CHECK_OK(wbguard_plan(4 * MiB, 4800 * MiB, &p));
+	CHECK(p.poll == 4 * MiB, "poll %llu", (unsigned long long)p.poll);
+	CHECK(wbguard_overshoot(&p, 0) == 4 * MiB, "no rate yet");
+	/* a fast mount: 10 ms of its rate, in 64 KiB */
+	CHECK(wbguard_overshoot(&p, 1000 * MiB) == 10240 * KiB,
+	      "1000 MiB/s: %llu",
+	      (unsigned long long)wbguard_overshoot(&p, 1000 * MiB));
+	CHECK(wbguard_overshoot(&p, 1000 * MiB + 1) % (64 * KiB) == 0,
+	      "rounded");
+	/* no writer: the base; each writer two blocks per page of its share */
+	CHECK(wbguard_target(&p, 0, 0) == p.reserve, "base");
+	CHECK(wbguard_target(&p, 1, 0) == p.reserve + 8 * MiB, "one writer");
+	CHECK(wbguard_target(&p, 3, 1000 * MiB) == p.reserve + 60 * MiB,
+	      "three writers, 1000 MiB/s");
+	/* 3 pages odd: 2^(ilog2(3) / 2) = 1 page; 64 MiB: 2^(14 / 2) */
+	CHECK_OK(wbguard_plan(4 * MiB, 3 * 4096, &p));
+	CHECK(p.poll == 4096, "poll %llu", (unsigned long long)p.poll);
+	CHECK_OK(wbguard_plan(4 * MiB, 64 * MiB, &p));
+	CHECK(p.poll == 512 * KiB, "poll %llu", (unsigned long long)p.poll);
+	/* then the kernel's first rate rules: 10 ms of 100 MiB/s */
+	CHECK(wbguard_overshoot(&p, 0) == 1024 * KiB, "floor %llu",
+	      (unsigned long long)wbguard_overshoot(&p, 0));
 }
 
 static void test_limit(void)
@@ -134,6 +171,36 @@ static void test_reserve(void)
 	CHECK(rmdir(dir) == 0, "the directory is empty: %s", strerror(errno));
 	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !entered, "normal");
 
+	/* writers: each grows the reserve by its share, taken whole */
+	CHECK(wbguard_admit(&g, &entered) && !entered, "first writer");
+	CHECK(wbguard_admit(&g, &entered) && !entered, "second writer");
+	CHECK(g.writers == 2, "writers %u", g.writers);
+	CHECK(g.reserved >= wbguard_target(&g.plan, 2, 0) &&
+	      allocated(&g) == g.reserved, "reserved %llu",
+	      (unsigned long long)g.reserved);
+	/* written-back pages: far from full, no look needed yet */
+	CHECK(!wbguard_wrote(&g, 64 * KiB), "no look due");
+	/* a rate past the floor (1000 MiB/s in a window): look at once */
+	g.win_ns -= 60 * 1000000ll;
+	g.win_bytes = 60 * MiB;
+	CHECK(wbguard_wrote(&g, 64 * KiB), "a higher rate: look due");
+	CHECK(g.rate >= 900 * MiB, "rate %llu", (unsigned long long)g.rate);
+	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !entered,
+	      "grown for the rate");
+	CHECK(g.reserved >= wbguard_target(&g.plan, 2, g.rate), "reserved %llu",
+	      (unsigned long long)g.reserved);
+	/* writers gone: held a while (opens come in runs), then given back */
+	wbguard_leave(&g);
+	wbguard_leave(&g);
+	g.rate = 0;
+	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL, "kept");
+	CHECK(g.reserved > g.plan.reserve, "kept %llu",
+	      (unsigned long long)g.reserved);
+	g.admit_ns -= 3000 * 1000000ll;
+	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL, "shrunk");
+	CHECK(g.reserved == g.plan.reserve && allocated(&g) == g.plan.reserve,
+	      "back to the base: %llu", (unsigned long long)g.reserved);
+
 	/* a written-back write finds no space: the first dip refuses */
 	CHECK_OK(wbguard_dip(&g, 100 * KiB, &entered));
 	CHECK(entered, "entered refusing");
@@ -174,6 +241,7 @@ int main(void)
 {
 	test_plan();
 	test_modes();
+	test_target();
 	test_limit();
 	test_reserve();
 	if (test_failures)
