@@ -540,7 +540,12 @@ mount_xtsfs_uring() {
 	for fd in /proc/"${pid:-none}"/fd/*; do
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[io_uring]" ] && return 0
 	done
-	fail "xtsfs-uring: the daemon (pid ${pid:-?}) has no io_uring descriptor: it fell back to /dev/fuse"
+	# the daemon's reason went to syslog; the likeliest one is visible
+	if [ "$(cat "$URING_PARAM")" != Y ]; then
+		fail "xtsfs-uring: $URING_PARAM was set back to $(cat "$URING_PARAM") during the run (by another program?): the daemon (pid ${pid:-?}) serves /dev/fuse"
+		return
+	fi
+	fail "xtsfs-uring: the daemon (pid ${pid:-?}) has no io_uring descriptor: it fell back to /dev/fuse (its reason is in syslog)"
 }
 remount_xtsfs_uring() {
 	fuse_unmount "${MNT[xtsfs-uring]}"
