@@ -42,8 +42,8 @@ for w, d in run["workloads"].items():
     cells = []
     for s in systems:
         v = res.get(s, {}).get("median")
-        if not v:
-            cells.append("0")
+        if not v:  # failed or not run: no bar (gnuplot's missing value)
+            cells.append("-")
         elif d["unit"] == "s":
             cells.append(f"{r / v:.2f}")
         else:

@@ -31,6 +31,7 @@ set xtics rotate by -25 noenhanced
 $yaxis
 set datafile commentschars "#"
 set datafile separator "\t"
+set datafile missing "-"
 plot for [i=2:$ncol] "$data" using i:xtic(1) title columnheader(i)
 GP
 echo "wrote $png"
