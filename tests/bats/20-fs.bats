@@ -1704,11 +1704,19 @@ noopen_ops() {
 	done
 	reads=$(count_ops "$T/daemon.log" READ)
 	[ "$reads" -ge 150 ]
-	# read again: all from the kernel's cache, nothing forgotten
+	# read again: from the kernel's cache, nothing forgotten (without
+	# bare_reclaim() the kernel is told to forget, and all 150 are read
+	# again). Now and then 6.18 sends a READ for a page that fincore(1)
+	# showed resident just before, with no attribute change, no
+	# notification, FORGET or page reclaim in between, with or without
+	# the descriptor limit: 1 to 5 of the 150, in 1 run in 10 as written
+	# and 6 in 20 with a stat and a 1.2 s pause before (2026-12-05)
 	for i in $(seq 1 150); do
 		[ "$(cat "$M/d/f$i")" = "file $i" ]
 	done
-	[ "$(count_ops "$T/daemon.log" READ)" -eq "$reads" ]
+	again=$(($(count_ops "$T/daemon.log" READ) - reads))
+	echo "read again: $again of 150"
+	[ "$again" -le 10 ]
 	# and writes still find a descriptor
 	for i in $(seq 1 150); do echo "again $i" >>"$M/d/f$i"; done
 	[ "$(tail -n 1 "$M/d/f150")" = "again 150" ]
