@@ -385,15 +385,17 @@ void xm_destroy(struct xmount *m)
 	if (m->guard) {
 		struct wbguard *g = m->guard;
 
-		if (g->dips || g->lost)
+		if (g->dips || g->lost || g->denied)
 			xm_log(m, g->lost ? LOG_ERR : LOG_INFO,
 			       "writeback guard: the reserve covered %llu "
 			       "KiB of written-back pages in %llu pieces; "
 			       "%llu cached writes refused; %llu written-back "
-			       "writes failed for lack of space",
+			       "writes failed for lack of space; %llu opens "
+			       "for writing without the cache (no room for "
+			       "their share of the reserve)",
 			       g->dipped / 1024, g->dips,
 			       (unsigned long long)atomic_load(&g->refused),
-			       g->lost);
+			       g->lost, g->denied);
 		/* the reserve's space goes back with it */
 		wbguard_stop(g);
 		free(m->guard);

@@ -165,15 +165,15 @@ static void refill(struct wbguard *g, uint64_t free, uint64_t target,
 }
 
 /*
- * Give back what the reserve holds past @target (lock held, not after a
- * dip: then it is below any target): when no writer came for a while
- * (opens and closes in a row do not grow and shrink it each time), or
- * at once when less than the low-water mark is free.
+ * Give back what the reserve holds past @target (lock held): when no
+ * writer came for a while (opens and closes in a row do not grow and
+ * shrink it each time), or at once when less than the low-water mark is
+ * free.
  */
 static void shrink(struct wbguard *g, uint64_t free, uint64_t target,
 		   int64_t now)
 {
-	if (g->short_since || g->reserved <= target ||
+	if (g->reserved <= target ||
 	    (free >= g->plan.low && now - g->admit_ns < SHRINK_AFTER))
 		return;
 	if (ftruncate(g->fd, (off_t)target) == 0)
@@ -272,9 +272,18 @@ static enum wbguard_mode look(struct wbguard *g, uint64_t *free,
 	if (g->reserved < target) {
 		refill(g, *free, target, false);
 		(void)free_bytes(g, free);
-	} else if (g->reserved > target) {
-		shrink(g, *free, target, now_ns());
-		(void)free_bytes(g, free);
+	} else if (!g->short_since || *free >= g->plan.low) {
+		/*
+		 * Whole, or writers left since a dip: what it holds past the
+		 * target goes back, but not while the disk is still full
+		 * (the space a dip left stays the reserve's, so that writes
+		 * bypassing the cache fail as on a full disk)
+		 */
+		g->short_since = false;
+		if (g->reserved > target) {
+			shrink(g, *free, target, now_ns());
+			(void)free_bytes(g, free);
+		}
 	}
 	return set_mode(g, *free, entered);
 }

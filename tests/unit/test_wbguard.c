@@ -201,6 +201,19 @@ static void test_reserve(void)
 	CHECK(g.reserved == g.plan.reserve && allocated(&g) == g.plan.reserve,
 	      "back to the base: %llu", (unsigned long long)g.reserved);
 
+	/*
+	 * a writer's pages dipped into it, then the writer left: with room
+	 * on the disk the share it no longer needs goes back like any other
+	 */
+	CHECK(wbguard_admit(&g, &entered), "a writer again");
+	CHECK_OK(wbguard_dip(&g, 100 * KiB, &entered));
+	wbguard_leave(&g);
+	g.admit_ns -= 3000 * 1000000ll;
+	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !g.short_since,
+	      "whole again without the writer");
+	CHECK(g.reserved == g.plan.reserve, "back to the base: %llu",
+	      (unsigned long long)g.reserved);
+
 	/* a written-back write finds no space: the first dip refuses */
 	CHECK_OK(wbguard_dip(&g, 100 * KiB, &entered));
 	CHECK(entered, "entered refusing");
@@ -210,7 +223,7 @@ static void test_reserve(void)
 	      (unsigned long long)g.reserved);
 	CHECK_OK(wbguard_dip(&g, 1, &entered));
 	CHECK(!entered, "already refusing");
-	CHECK(g.dips == 2, "dips %llu", g.dips);
+	CHECK(g.dips == 3, "dips %llu", g.dips); /* one above */
 
 	/* space is there (a big /tmp): the reserve fills up, refusing ends */
 	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !entered,
