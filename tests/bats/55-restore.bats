@@ -355,7 +355,7 @@ PY
 	diff "$T/plain" "$T/back"
 	# JSON: the lossy string and the exact bytes
 	xtsfs-path --to-plain --json --passfile "$T/pass" "$T/c" "${cps[-1]}" "${cps[-1]}/../x" \
-		xtsfs.volume "$(dirname "${cps[-1]}")/xtsfs.dirid" >"$T/back.json" || [ $? -eq 1 ]
+		xtsfs.volume "$(dirname -- "${cps[-1]}")/xtsfs.dirid" >"$T/back.json" || [ $? -eq 1 ]
 	python3 - "$T/back.json" <<'PY'
 import base64, json, sys
 d = json.load(open(sys.argv[1]))
