@@ -152,27 +152,39 @@ static bool guard_on(const struct xmount *m)
 	return m->guard && !atomic_load(&m->guard->off);
 }
 
-/* The log line of a change of the guard's mode from @old to @mode. */
+/*
+ * The log line of a change of the guard's mode from @old to @mode (the
+ * guard's lock not held: its numbers are read under it).
+ */
 static void guard_said(struct xmount *m, enum wbguard_mode old,
 		       enum wbguard_mode mode)
 {
+	struct wbguard *g = m->guard;
+	unsigned long long held, rate;
+	unsigned writers;
+	bool dipped;
+
 	if (mode == old)
 		return;
-	if (mode == WBG_REFUSING && m->guard->short_since)
+	pthread_mutex_lock(&g->lock);
+	dipped = g->short_since;
+	held = g->reserved / 1024;
+	rate = g->rate / 1000000;
+	writers = g->writers;
+	pthread_mutex_unlock(&g->lock);
+	if (mode == WBG_REFUSING && dipped)
 		xm_log(m, LOG_WARNING, "writeback guard: the cipher "
 		       "directory's filesystem is full: dirty pages go to the "
 		       "reserve (%llu KiB left); writes through files opened "
 		       "before are refused (ENOSPC), new opens write through",
-		       (unsigned long long)m->guard->reserved / 1024);
+		       held);
 	else if (mode == WBG_REFUSING)
 		xm_log(m, LOG_WARNING, "writeback guard: the cipher "
 		       "directory's filesystem has too little space left for "
 		       "the reserve that %u writers through the cache at up "
 		       "to %llu MB/s need (%llu KiB held): their writes are "
-		       "refused (ENOSPC), new opens write through",
-		       m->guard->writers,
-		       (unsigned long long)m->guard->rate / 1000000,
-		       (unsigned long long)m->guard->reserved / 1024);
+		       "refused (ENOSPC), new opens write through", writers,
+		       rate, held);
 	else if (old == WBG_REFUSING)
 		xm_log(m, LOG_NOTICE, "writeback guard: space again, the "
 		       "reserve is whole: writes through the cache resume%s",

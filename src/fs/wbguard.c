@@ -341,7 +341,7 @@ void wbguard_leave(struct wbguard *g)
 bool wbguard_wrote(struct wbguard *g, uint64_t bytes)
 {
 	int64_t now = now_ns(), span;
-	bool due;
+	bool due = false;
 
 	pthread_mutex_lock(&g->lock);
 	span = now - g->win_ns;
@@ -350,9 +350,8 @@ bool wbguard_wrote(struct wbguard *g, uint64_t bytes)
 					(double)span);
 
 		/* a higher target: look at once */
-		if (r > g->rate && wbguard_overshoot(&g->plan, r) >
-				   wbguard_overshoot(&g->plan, g->rate))
-			g->since_check = g->slack;
+		due = r > g->rate && wbguard_overshoot(&g->plan, r) >
+				     wbguard_overshoot(&g->plan, g->rate);
 		if (r >= g->rate || now - g->rate_ns >= RATE_HOLD) {
 			g->rate = r;
 			g->rate_ns = now;
@@ -362,7 +361,7 @@ bool wbguard_wrote(struct wbguard *g, uint64_t bytes)
 	}
 	g->win_bytes += bytes;
 	g->since_check += bytes;
-	due = g->since_check * 2 >= g->slack ||
+	due = due || g->since_check * 2 >= g->slack ||
 	      now - g->check_ns >= CHECK_EVERY;
 	pthread_mutex_unlock(&g->lock);
 	return due;
