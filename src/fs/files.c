@@ -192,20 +192,14 @@ static void guard_said(struct xmount *m, enum wbguard_mode old,
 		       "");
 }
 
-/*
- * wbguard_check() with a log line when the mode changes; *@entered (if
- * not NULL): cached writes are refused from now (the front end then
- * makes them ask).
- */
-static enum wbguard_mode guard_check(struct xmount *m, bool *entered)
+/* wbguard_check() with a log line when the mode changes. */
+static enum wbguard_mode guard_check(struct xmount *m)
 {
 	enum wbguard_mode old = atomic_load(&m->guard->mode), mode;
-	bool now;
+	bool entered;
 
-	mode = wbguard_check(m->guard, &now);
+	mode = wbguard_check(m->guard, &entered);
 	guard_said(m, old, mode);
-	if (entered)
-		*entered = now;
 	return mode;
 }
 
@@ -298,7 +292,7 @@ bool xm_guard_refuses(struct xmount *m, struct xhandle *h)
 {
 	if (!h->cached_writer || !guard_on(m) ||
 	    atomic_load(&m->guard->mode) != WBG_REFUSING ||
-	    guard_check(m, NULL) != WBG_REFUSING)
+	    guard_check(m) != WBG_REFUSING)
 		return false;
 	/* expired: a read or lseek may be asking; let it through */
 	if (!h->wronly && !xm_told_fresh(h->in))
@@ -365,7 +359,7 @@ void xm_guard_each_writer(struct xmount *m,
  * try again, as long as there is reserve (@w: the write, redone).
  */
 static ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
-			   bool *refusing, ssize_t (*w)(void *), void *arg)
+			   ssize_t (*w)(void *), void *arg)
 {
 	enum wbguard_mode old;
 	bool entered;
@@ -385,12 +379,11 @@ static ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
 			       "close reports it)", size);
 			break;
 		}
-		*refusing |= entered;
 		guard_said(m, old, WBG_REFUSING);
 		n = w(arg);
 	}
 	/* what it was given and did not need goes back to the reserve */
-	(void)guard_check(m, NULL);
+	(void)guard_check(m);
 	return n;
 }
 
@@ -434,13 +427,13 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->wronly = (flags & O_ACCMODE) == O_WRONLY;
 	if (writable && guard_on(m)) {
 		enum wbguard_mode old = atomic_load(&m->guard->mode);
-		bool entered;
 
 		/*
-		 * @entered stays false here but for races: the target grows
-		 * with the rate, which written-back writes look at first
+		 * Should this look begin a refusal (a race with the rate a
+		 * written-back write just raised), that write tells the
+		 * cached writers (wbguard_untold())
 		 */
-		h->cached_writer = wbguard_admit(m->guard, &entered);
+		h->cached_writer = wbguard_admit(m->guard);
 		h->direct = !h->cached_writer;
 		guard_said(m, old, atomic_load(&m->guard->mode));
 	}
@@ -749,10 +742,13 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	 * them. Other writes (bypassing the cache, O_DIRECT) get ENOSPC.
 	 */
 	if (n == -ENOSPC && writeback && guard_on(m))
-		n = guard_cover(m, n, size, refusing, wr_once, &a);
+		n = guard_cover(m, n, size, wr_once, &a);
 	else if (n > 0 && writeback && guard_on(m) &&
 		 wbguard_wrote(m->guard, (uint64_t)n))
-		(void)guard_check(m, refusing);
+		(void)guard_check(m);
+	/* a refusal begun here or anywhere since: cached writers must ask */
+	if (writeback && guard_on(m))
+		*refusing = wbguard_untold(m->guard);
 	keep_mtime(m, h->fd, &before);
 	(void)seen_update(in, h->fd, false);
 	pthread_rwlock_unlock(&in->lock);

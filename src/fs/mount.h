@@ -452,8 +452,9 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
  * write dropped set-id bits (the kernel's cached mode is stale then).
  * @writeback: the kernel writes back pages of its cache, which a program
  * was told were written: on a full disk the writeback guard's reserve
- * makes room (*@refusing: the guard has just begun refusing cached
- * writes, xm_guard_each_writer()). Return: the count or -errno.
+ * makes room (*@refusing: the guard began refusing cached writes since
+ * the last written-back write said so, here, at a check or at an open:
+ * xm_guard_each_writer()). Return: the count or -errno.
  */
 ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		 const uint8_t *buf, size_t size, off_t off, bool writeback,

@@ -195,6 +195,8 @@ static enum wbguard_mode set_mode(struct wbguard *g, uint64_t free,
 	g->since_check = 0;
 	g->slack = free > need ? free - need : 0;
 
+	if (mode == WBG_REFUSING && old != WBG_REFUSING)
+		atomic_store(&g->untold, true);
 	if (entered)
 		*entered = mode == WBG_REFUSING && old != WBG_REFUSING;
 	return mode;
@@ -302,14 +304,13 @@ enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered)
 }
 
 /* see wbguard.h */
-bool wbguard_admit(struct wbguard *g, bool *entered)
+bool wbguard_admit(struct wbguard *g)
 {
 	uint64_t free = 0, more;
 	bool yes = false;
 
-	*entered = false;
 	pthread_mutex_lock(&g->lock);
-	if (look(g, &free, entered) == WBG_NORMAL) {
+	if (look(g, &free, NULL) == WBG_NORMAL) {
 		more = wbguard_target(&g->plan, g->writers + 1, g->rate);
 		/* taken whole with the low-water mark to spare, or not */
 		if (g->reserved < more)
@@ -326,6 +327,12 @@ bool wbguard_admit(struct wbguard *g, bool *entered)
 	}
 	pthread_mutex_unlock(&g->lock);
 	return yes;
+}
+
+/* see wbguard.h */
+bool wbguard_untold(struct wbguard *g)
+{
+	return atomic_exchange(&g->untold, false);
 }
 
 /* see wbguard.h */
@@ -394,6 +401,8 @@ int wbguard_dip(struct wbguard *g, uint64_t need, bool *entered)
 	}
 	old = atomic_exchange(&g->mode, WBG_REFUSING);
 	*entered = old != WBG_REFUSING;
+	if (*entered)
+		atomic_store(&g->untold, true);
 	pthread_mutex_unlock(&g->lock);
 	return err;
 }

@@ -155,6 +155,8 @@ struct wbguard {
 				    * and the target then; lock */
 	unsigned long long denied; /* opens refused the cache for lack of
 				    * room to grow the reserve; lock */
+	atomic_bool untold;        /* WBG_REFUSING entered, the front end
+				    * not told yet (wbguard_untold()) */
 };
 
 /*
@@ -184,9 +186,16 @@ enum wbguard_mode wbguard_check(struct wbguard *g, bool *entered);
  * mode is WBG_NORMAL and the reserve holds, or can take whole with the
  * low-water mark to spare, the target with one writer more. Otherwise
  * the open bypasses the cache, and the writers before it are left as
- * they were. *@entered as for wbguard_check().
+ * they were.
  */
-bool wbguard_admit(struct wbguard *g, bool *entered);
+bool wbguard_admit(struct wbguard *g);
+
+/*
+ * wbguard_untold() - whether WBG_REFUSING was entered since the last
+ * call, wherever it was (a check, a dip, an admission): the front end
+ * then makes the cached writers ask. Once per entry.
+ */
+bool wbguard_untold(struct wbguard *g);
 
 /* wbguard_leave() - a writer admitted by wbguard_admit() is closed. */
 void wbguard_leave(struct wbguard *g);

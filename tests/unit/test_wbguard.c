@@ -172,8 +172,8 @@ static void test_reserve(void)
 	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !entered, "normal");
 
 	/* writers: each grows the reserve by its share, taken whole */
-	CHECK(wbguard_admit(&g, &entered) && !entered, "first writer");
-	CHECK(wbguard_admit(&g, &entered) && !entered, "second writer");
+	CHECK(wbguard_admit(&g) && !wbguard_untold(&g), "first writer");
+	CHECK(wbguard_admit(&g) && !wbguard_untold(&g), "second writer");
 	CHECK(g.writers == 2, "writers %u", g.writers);
 	CHECK(g.reserved >= wbguard_target(&g.plan, 2, 0) &&
 	      allocated(&g) == g.reserved, "reserved %llu",
@@ -205,8 +205,10 @@ static void test_reserve(void)
 	 * a writer's pages dipped into it, then the writer left: with room
 	 * on the disk the share it no longer needs goes back like any other
 	 */
-	CHECK(wbguard_admit(&g, &entered), "a writer again");
+	CHECK(wbguard_admit(&g), "a writer again");
 	CHECK_OK(wbguard_dip(&g, 100 * KiB, &entered));
+	CHECK(entered && wbguard_untold(&g) && !wbguard_untold(&g),
+	      "the refusal told once");
 	wbguard_leave(&g);
 	g.admit_ns -= 3000 * 1000000ll;
 	CHECK(wbguard_check(&g, &entered) == WBG_NORMAL && !g.short_since,
