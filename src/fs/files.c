@@ -31,31 +31,78 @@ int reopen(const struct xnode *in, int flags)
 }
 
 /*
- * Record the lower file as we leave it (after our own writes), and tell
- * whether it is still as we last saw it: only then may an open keep the
- * kernel's page cache (nobody changed the cipher file behind our back).
+ * After a change of ours to regular file @in (under its content lock
+ * for writing): record the lower file as we leave it, so that the next
+ * open may keep the kernel's page cache (nobody changed the cipher file
+ * behind our back), and the loaded header as still the file's at the
+ * ctime our change gave it (header_get()).
  */
-static bool seen_update(struct xnode *in, int fd, bool compare)
+static void seen_update(struct xnode *in, int fd)
 {
-	return seen_check(in, fd, compare, 0);
+	struct stat st;
+
+	if (fstat(fd, &st) != 0) {
+		seen_forget(in);
+		return;
+	}
+	pthread_mutex_lock(&in->seen_lock);
+	attr_snap_set(&in->seen, &st);
+	pthread_mutex_unlock(&in->seen_lock);
+	pthread_mutex_lock(&in->meta_lock);
+	if (in->hdr_ok)
+		in->hdr_ctime = st.st_ctim;
+	pthread_mutex_unlock(&in->meta_lock);
 }
 
-/* Load the header of regular file @in (opened as @fd) if not loaded. */
-static int header_get(struct xmount *m, struct xnode *in, int fd, bool create)
+/*
+ * Whether the loaded header of @in is the lower file's as it is now
+ * (@st, its fstat): loaded, and the lower ctime not moved since it was
+ * read or since our own last change. A lower file rewritten beside the
+ * mount (a sync tool writing in place, another mount) may be another
+ * file altogether, with another id, and moves the ctime.
+ */
+static bool header_fresh(struct xnode *in, const struct stat *st)
 {
-	int err = 0;
+	bool fresh;
 
 	pthread_mutex_lock(&in->meta_lock);
-	if (!in->hdr_ok) {
+	fresh = in->hdr_ok && ts_same(&in->hdr_ctime, &st->st_ctim);
+	pthread_mutex_unlock(&in->meta_lock);
+	return fresh;
+}
+
+/*
+ * Load the header of regular file @in (opened as @fd) unless the loaded
+ * one is fresh (header_fresh()) by @now, the file's fstat under the lock
+ * (NULL: taken here); make one if the file is empty and @create. The
+ * caller holds @in's content lock for writing: no read or write uses
+ * the header while it is replaced.
+ */
+static int header_get(struct xmount *m, struct xnode *in, int fd, bool create,
+		      const struct stat *now)
+{
+	struct stat st;
+	int err = 0;
+
+	if (now)
+		st = *now;
+	else if (fstat(fd, &st) != 0)
+		return -errno;
+	pthread_mutex_lock(&in->meta_lock);
+	if (!in->hdr_ok || !ts_same(&in->hdr_ctime, &st.st_ctim)) {
+		in->hdr_ok = false;
 		err = content_read_header(fd, &in->hdr);
 		if (err == -ENODATA && create)
 			err = content_init_header(fd, &in->hdr);
-		if (!err)
+		if (!err) {
 			in->hdr_ok = true;
-		else if (err == -EIO)
+			/* a header just made moved it: read once more then */
+			in->hdr_ctime = st.st_ctim;
+		} else if (err == -EIO) {
 			xm_log(m, LOG_ERR, "file (lower inode %llu): header "
 			       "corrupt or truncated",
 			       (unsigned long long)in->node.k2);
+		}
 	}
 	pthread_mutex_unlock(&in->meta_lock);
 	return err;
@@ -96,16 +143,17 @@ static int lower_psize(int fd, uint64_t *psize)
 /* see mount_int.h */
 int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size)
 {
+	struct stat st;
 	uint64_t ps;
 	int err;
 
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize(fd, &ps);
+	err = lower_psize_st(fd, &ps, &st);
 	if (!err && size != ps) {
-		err = header_get(m, in, fd, true);
+		err = header_get(m, in, fd, true, &st);
 		if (!err)
 			err = content_truncate(m->xts, fd, &in->hdr, &ps, size);
-		(void)seen_update(in, fd, false);
+		seen_update(in, fd);
 	}
 	pthread_rwlock_unlock(&in->lock);
 	return err;
@@ -137,8 +185,11 @@ static int open_trunc(struct xmount *m, struct xnode *in, int fd,
 	int wfd = writable ? fd : reopen(in, O_RDWR);
 	int err = wfd < 0 ? wfd : file_truncate(m, in, wfd, 0);
 
-	if (!err && !writable)
-		err = header_get(m, in, wfd, true);
+	if (!err && !writable) {
+		pthread_rwlock_wrlock(&in->lock);
+		err = header_get(m, in, wfd, true, NULL);
+		pthread_rwlock_unlock(&in->lock);
+	}
 	if (wfd >= 0 && wfd != fd)
 		close(wfd);
 	return err;
@@ -392,6 +443,7 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 		       bool writable, struct xhandle **out, bool *keep_cache)
 {
 	struct xhandle *h;
+	struct stat st;
 	bool attrs_same;
 	bool same = seen_compare(in, fd, true, 0, &attrs_same);
 	int err;
@@ -401,16 +453,25 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 		xm_log(m, LOG_INFO, "readahead window left at the kernel "
 		       "default: %s", strerror(-err));
 	guard_bound(m);
+	err = 0;
 	/*
 	 * A lower file changed behind our back may be a different file
-	 * altogether (another id): read its header again.
+	 * altogether (another id): read its header again, whatever its
+	 * ctime says where others write unannounced (a coarse clock,
+	 * another machine's). Under the content lock: a read of another
+	 * handle may be decrypting with the header.
 	 */
-	if (!same) {
-		pthread_mutex_lock(&in->meta_lock);
-		in->hdr_ok = false;
-		pthread_mutex_unlock(&in->meta_lock);
+	if (!same || m->sharedstorage || fstat(fd, &st) != 0 ||
+	    !header_fresh(in, &st)) {
+		pthread_rwlock_wrlock(&in->lock);
+		if (!same || m->sharedstorage) {
+			pthread_mutex_lock(&in->meta_lock);
+			in->hdr_ok = false;
+			pthread_mutex_unlock(&in->meta_lock);
+		}
+		err = header_get(m, in, fd, writable, NULL);
+		pthread_rwlock_unlock(&in->lock);
 	}
-	err = header_get(m, in, fd, writable);
 	if (err == -ENODATA)
 		err = 0; /* an empty read-only file: no header needed yet */
 	if (!err && (flags & O_TRUNC))
@@ -462,7 +523,7 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	h->changed = !attrs_same || m->sharedstorage;
 	*out = h;
 	*keep_cache = same && !m->sharedstorage && !(flags & O_TRUNC);
-	(void)seen_update(in, fd, false); /* after our own truncation */
+	seen_update(in, fd); /* after our own truncation */
 	return 0;
 }
 
@@ -641,16 +702,29 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 		const uint8_t **data)
 {
 	struct xnode *in = h->in;
+	struct stat st;
 	uint8_t *buf;
-	uint64_t ps;
+	uint64_t ps = 0;
 	ssize_t n;
 	int err;
 
 	*data = NULL;
 	pthread_rwlock_rdlock(&in->lock);
-	err = lower_psize(h->fd, &ps);
-	if (!err && ps > 0 && !in->hdr_ok)
-		err = header_get(m, in, h->fd, false);
+	err = lower_psize_st(h->fd, &ps, &st);
+	if (!err && ps > 0 && !header_fresh(in, &st)) {
+		/*
+		 * Not loaded, or the lower file changed beside us since (no
+		 * OPEN need come before a read: -o noopen, a handle held
+		 * open): load it while no read decrypts with it.
+		 */
+		pthread_rwlock_unlock(&in->lock);
+		pthread_rwlock_wrlock(&in->lock);
+		err = header_get(m, in, h->fd, false, NULL);
+		pthread_rwlock_unlock(&in->lock);
+		pthread_rwlock_rdlock(&in->lock);
+		if (!err)
+			err = lower_psize(h->fd, &ps);
+	}
 	if (err) {
 		pthread_rwlock_unlock(&in->lock);
 		if (err == -EIO)
@@ -730,7 +804,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	pthread_rwlock_wrlock(&in->lock);
 	err = lower_psize_st(h->fd, &ps, &before);
 	if (!err)
-		err = header_get(m, in, h->fd, true);
+		err = header_get(m, in, h->fd, true, &before);
 	if (err) {
 		pthread_rwlock_unlock(&in->lock);
 		return err;
@@ -750,7 +824,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	if (writeback && guard_on(m))
 		*refusing = wbguard_untold(m->guard);
 	keep_mtime(m, h->fd, &before);
-	(void)seen_update(in, h->fd, false);
+	seen_update(in, h->fd);
 	pthread_rwlock_unlock(&in->lock);
 	return n;
 }
@@ -957,19 +1031,20 @@ int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
 		 off_t len)
 {
 	struct xnode *in = h->in;
+	struct stat st;
 	uint64_t ps;
 	int err;
 
 	if (off < 0 || len <= 0)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize(h->fd, &ps);
+	err = lower_psize_st(h->fd, &ps, &st);
 	if (!err)
-		err = header_get(m, in, h->fd, true);
+		err = header_get(m, in, h->fd, true, &st);
 	if (!err)
 		err = content_fallocate(m->xts, h->fd, &in->hdr, &ps, mode,
 					(uint64_t)off, (uint64_t)len);
-	(void)seen_update(in, h->fd, false);
+	seen_update(in, h->fd);
 	pthread_rwlock_unlock(&in->lock);
 	return err;
 }

@@ -78,6 +78,7 @@ struct xnode {
 	uint8_t dirid[NAMES_DIRID_SIZE]; /* directories; meta_lock */
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
+	struct timespec hdr_ctime; /* lower ctime hdr holds at; meta_lock */
 	pthread_rwlock_t lock;     /* contents: read shared, write alone */
 	pthread_mutex_t seen_lock; /* seen, told, handles, open */
 	struct attr_snap seen;     /* the lower object as last seen/written */
