@@ -143,7 +143,9 @@ static const struct cli cli = {
 "                          uring: requests through io_uring queues, one per\n"
 "                          CPU (Linux 6.14+, with the fuse module's\n"
 "                          enable_uring parameter set; else logged, and\n"
-"                          /dev/fuse as without);\n"
+"                          /dev/fuse as without); uring_unpinned: the same,\n"
+"                          its threads not pinned to their queues' CPUs\n"
+"                          (faster big-file I/O, slower tree operations);\n"
 "                          mount(8) words such as defaults, noauto, nofail,\n"
 "                          _netdev, x-* are ignored; acl: POSIX ACLs (off\n"
 "                          by default; with them the kernel checks\n"
@@ -179,7 +181,7 @@ struct opts {
 	int pdirops;           /* -o noparalleldirops clears it (fuse_opt) */
 	int dirhandles;        /* -o dirhandles: OPENDIR as before (fuse_opt) */
 	int noopen;            /* -o noopen: no OPEN of files (fuse_opt) */
-	int uring;             /* -o uring: FUSE over io_uring (fuse_opt) */
+	int uring;             /* -o uring (1), uring_unpinned (2) */
 	double read_ahead_kb;  /* -o read_ahead_kb= (KiB) */
 	double attr_timeout;   /* -o attr_timeout= (seconds; < 0 not said) */
 	double entry_timeout;  /* -o entry_timeout= (seconds; < 0 not said) */
@@ -300,6 +302,7 @@ static const struct fuse_opt mount_opts[] = {
 	OPT_FLAG("dirhandles", dirhandles, 1),
 	OPT_FLAG("noopen", noopen, 1),
 	OPT_FLAG("uring", uring, 1),
+	OPT_FLAG("uring_unpinned", uring, 2),
 	OPT_FLAG("nouring", uring, 0),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD_KB),
 	FUSE_OPT_KEY("attr_timeout=", KEY_ATTR_TIMEOUT),
@@ -636,7 +639,8 @@ static int mount_and_detach(const struct opts *o, struct fuse_session *se,
 				 GLUE_INIT_KILLPRIV_V2 |
 				 GLUE_INIT_DIRECT_IO_ALLOW_MMAP |
 				 (o->pdirops ? GLUE_INIT_PARALLEL_DIROPS : 0)) |
-			    (o->uring ? GLUE_INIT_URING : 0),
+			    (o->uring == 2 ? GLUE_URING_UNPINNED :
+			     o->uring ? GLUE_INIT_URING : 0),
 			    o->mountpoint) != 0)
 		fprintf(stderr, PROG ": warning: own FUSE I/O hooks refused; "
 			"every write will ask for security.capability\n");

@@ -73,6 +73,7 @@ static struct {
 	uint32_t want;          /* K_* flags to add where offered */
 	uint32_t want2;         /* K2_* flags (flags2) likewise */
 	bool uring;             /* -o uring: offer FUSE over io_uring */
+	bool unpinned;          /* -o uring_unpinned */
 	struct fuse_session *se;
 	const char *mountpoint; /* for log lines */
 	uint32_t offered;       /* the flags of the kernel's INIT */
@@ -141,7 +142,8 @@ static bool offer_uring(int fd, void *out, size_t outlen)
 		payload = o.max_write;
 	if (payload < 8192)
 		payload = 8192;
-	rc = uring_prepare(init_patch.se, fd, payload, init_patch.mountpoint);
+	rc = uring_prepare(init_patch.se, fd, payload, init_patch.unpinned,
+			   init_patch.mountpoint);
 	if (rc) {
 		xlog(init_patch.mountpoint, LOG_WARNING, "-o uring: cannot set "
 		     "up the rings (%s): serving /dev/fuse", strerror(-rc));
@@ -243,7 +245,8 @@ int glue_session_io(struct fuse_session *se, unsigned add,
 		init_patch.want |= K_HANDLE_KILLPRIV_V2;
 	if (add & GLUE_INIT_PARALLEL_DIROPS)
 		init_patch.want |= K_PARALLEL_DIROPS;
-	init_patch.uring = add & GLUE_INIT_URING;
+	init_patch.uring = add & (GLUE_INIT_URING | GLUE_URING_UNPINNED);
+	init_patch.unpinned = add & GLUE_URING_UNPINNED;
 	init_patch.se = se;
 	init_patch.mountpoint = mountpoint;
 	rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));

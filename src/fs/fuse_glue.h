@@ -77,6 +77,11 @@ enum {
 	 * libfuse 3.14 has no name for it.
 	 */
 	GLUE_INIT_DIRECT_IO_ALLOW_MMAP = 1u << 3,
+	/*
+	 * GLUE_INIT_URING, with the ring threads free to run on any CPU
+	 * instead of each pinned to its queue's (-o uring_unpinned).
+	 */
+	GLUE_URING_UNPINNED = 1u << 4,
 };
 
 /*

@@ -142,6 +142,7 @@ static struct {
 	int err;                  /* the first failure, -errno (lock) */
 	atomic_bool fast_active;  /* lock-free hint of active for writev */
 	atomic_bool stopping;     /* uring_stop() asks the threads to end */
+	bool unpinned;            /* threads on any CPU (uring_prepare()) */
 	atomic_ulong served;      /* requests taken from the ring */
 } u = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -519,7 +520,8 @@ static void *thread_main(void *arg)
 	 */
 	CPU_ZERO(&cpus);
 	CPU_SET(t->qid, &cpus);
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (!u.unpinned)
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	pthread_mutex_lock(&u.lock);
 	while (u.phase == PH_PREPARED)
 		pthread_cond_wait(&u.cond, &u.lock);
@@ -606,7 +608,7 @@ static void destroy_all(void)
 
 /* see fuse_uring.h */
 int uring_prepare(struct fuse_session *se, int fd, size_t payload_len,
-		  const char *mountpoint)
+		  bool unpinned, const char *mountpoint)
 {
 	sigset_t all, old;
 	unsigned i;
@@ -618,6 +620,7 @@ int uring_prepare(struct fuse_session *se, int fd, size_t payload_len,
 	u.fd = fd;
 	u.mnt = mountpoint;
 	u.payload_len = payload_len;
+	u.unpinned = unpinned;
 	u.nqueues = possible_cpus();
 	if (u.nqueues > UINT16_MAX)
 		return -EOPNOTSUPP;
@@ -695,7 +698,8 @@ void uring_start(bool go)
 		     strerror(-err));
 	else
 		xlog(u.mnt, LOG_INFO, "FUSE over io_uring: %u queues, %u "
-		     "threads each", u.nqueues, u.per_queue);
+		     "threads each, %s", u.nqueues, u.per_queue,
+		     u.unpinned ? "on any CPU" : "pinned to its CPU");
 }
 
 /* The entry holding the request @unique (under u.lock). */

@@ -24,11 +24,14 @@
  * is told to the kernel yet, so a failure here leaves /dev/fuse alone
  * in use (the caller then does not offer FUSE_OVER_IO_URING).
  * @se, @fd: the session and its /dev/fuse descriptor.
+ * @unpinned: leave each thread free to run on any CPU (by default it
+ * is pinned to the CPU of its queue; doc/PERFORMANCE.md, "Lever 2:
+ * pinned or not").
  * @mountpoint: for log lines.
  * Return: 0 or -errno (everything undone).
  */
 int uring_prepare(struct fuse_session *se, int fd, size_t payload_len,
-		  const char *mountpoint);
+		  bool unpinned, const char *mountpoint);
 
 /*
  * uring_start() - after the INIT reply was written: with @go, the

@@ -92,6 +92,35 @@ reads_of() {
 	[ "$(ls "$C" | grep -vc '^xtsfs\.')" -eq 400 ]
 }
 
+# pinned_threads PID: the daemon's threads allowed on one CPU only.
+pinned_threads() {
+	grep -h '^Cpus_allowed_list:' /proc/"$1"/task/*/status |
+		awk '$2 ~ /^[0-9]+$/' | wc -l
+}
+
+@test "-o uring pins each ring thread to its queue's CPU; -o uring_unpinned does not" {
+	local n
+	[ "$(nproc)" -ge 2 ] || skip "one CPU: every thread is on it anyway"
+	start_fg "$C" "$M" -o uring
+	grep -q "FUSE over io_uring: .* pinned to its CPU" "$T/daemon.log"
+	n=$(pinned_threads "$DAEMON_PID")
+	echo "pinned: $n"
+	[ "$n" -ge "$(nproc)" ] # at least one per queue
+	stop_fg
+
+	start_fg "$C" "$M" -o uring_unpinned
+	grep -q "FUSE over io_uring: .* on any CPU" "$T/daemon.log"
+	echo "pinned: $(pinned_threads "$DAEMON_PID")"
+	[ "$(pinned_threads "$DAEMON_PID")" -eq 0 ]
+	mkdata "$R/f" 1048576 5
+	cp "$R/f" "$M/f"
+	cmp "$R/f" "$M/f"
+	stop_fg
+	n=$(served)
+	echo "served: $n"
+	[ -n "$n" ] && [ "$n" -gt 0 ]
+}
+
 @test "-o uring: contents, names, links, xattrs, holes; read back over /dev/fuse" {
 	local s
 	start_fg "$C" "$M" -o uring
