@@ -444,8 +444,9 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 {
 	struct xhandle *h;
 	struct stat st;
-	bool attrs_same;
-	bool same = seen_compare(in, fd, true, 0, &attrs_same);
+	bool attrs_same = false;
+	bool same = fstat(fd, &st) == 0 &&
+		    seen_compare(in, &st, true, 0, &attrs_same);
 	int err;
 
 	err = bdi_tune_once(&m->readahead);
@@ -461,8 +462,7 @@ static int handle_open(struct xmount *m, struct xnode *in, int fd, int flags,
 	 * another machine's). Under the content lock: a read of another
 	 * handle may be decrypting with the header.
 	 */
-	if (!same || m->sharedstorage || fstat(fd, &st) != 0 ||
-	    !header_fresh(in, &st)) {
+	if (!same || m->sharedstorage || !header_fresh(in, &st)) {
 		pthread_rwlock_wrlock(&in->lock);
 		if (!same || m->sharedstorage) {
 			pthread_mutex_lock(&in->meta_lock);

@@ -816,29 +816,27 @@ bool attr_snap_meta_same(const struct attr_snap *s, const struct stat *st)
 }
 
 /* see mount_int.h */
-bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
-		  bool *attrs_same)
+bool seen_compare(struct xnode *in, const struct stat *st, bool compare,
+		  time_t min_age, bool *attrs_same)
 {
 	struct timespec now = { 0 };
-	struct stat st;
 	bool same, attrs;
 
-	if (fstat(fd, &st) != 0 ||
-	    (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0)) {
+	if (min_age && clock_gettime(CLOCK_REALTIME, &now) != 0) {
 		*attrs_same = false;
 		return false;
 	}
 	pthread_mutex_lock(&in->seen_lock);
-	attrs = compare && attr_snap_meta_same(&in->seen, &st) &&
-		in->seen.size == st.st_size;
+	attrs = compare && attr_snap_meta_same(&in->seen, st) &&
+		in->seen.size == st->st_size;
 	/*
 	 * The ctime too: a sync tool that rewrites a file in place and puts
 	 * its old mtime back (rsync --inplace -t) leaves mtime and size as
 	 * they were, but not the ctime.
 	 */
-	same = attrs && ts_same(&in->seen.ctime, &st.st_ctim);
-	attr_snap_set(&in->seen, &st);
-	in->seen.ok = !min_age || now.tv_sec - st.st_ctim.tv_sec >= min_age;
+	same = attrs && ts_same(&in->seen.ctime, &st->st_ctim);
+	attr_snap_set(&in->seen, st);
+	in->seen.ok = !min_age || now.tv_sec - st->st_ctim.tv_sec >= min_age;
 	pthread_mutex_unlock(&in->seen_lock);
 	*attrs_same = attrs;
 	return same;
@@ -847,7 +845,10 @@ bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
 /* see mount_int.h */
 bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age)
 {
+	struct stat st;
 	bool attrs;
 
-	return seen_compare(in, fd, compare, min_age, &attrs);
+	if (fstat(fd, &st) != 0)
+		return false;
+	return seen_compare(in, &st, compare, min_age, &attrs);
 }

@@ -67,12 +67,14 @@ int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 bool seen_check(struct xnode *in, int fd, bool compare, time_t min_age);
 
 /*
- * seen_compare() - seen_check(), and *@attrs_same: whether what a stat
- * shows but the ctime (size, mtime, mode, owner) is as last seen: a
- * rename moves the ctime alone, and leaves the kernel's attributes right.
+ * seen_compare() - seen_check() of the lower object's stat @st (taken
+ * by the caller, who may use it further), and *@attrs_same: whether
+ * what a stat shows but the ctime (size, mtime, mode, owner) is as last
+ * seen: a rename moves the ctime alone, and leaves the kernel's
+ * attributes right.
  */
-bool seen_compare(struct xnode *in, int fd, bool compare, time_t min_age,
-		  bool *attrs_same);
+bool seen_compare(struct xnode *in, const struct stat *st, bool compare,
+		  time_t min_age, bool *attrs_same);
 
 /* seen_forget() - the lower object of @in is in a state not known. */
 void seen_forget(struct xnode *in);
