@@ -40,14 +40,13 @@ int reopen(const struct xnode *in, int flags)
 static void seen_update(struct xnode *in, int fd)
 {
 	struct stat st;
+	bool attrs;
 
 	if (fstat(fd, &st) != 0) {
 		seen_forget(in);
 		return;
 	}
-	pthread_mutex_lock(&in->seen_lock);
-	attr_snap_set(&in->seen, &st);
-	pthread_mutex_unlock(&in->seen_lock);
+	(void)seen_compare(in, &st, false, 0, &attrs);
 	pthread_mutex_lock(&in->meta_lock);
 	if (in->hdr_ok)
 		in->hdr_ctime = st.st_ctim;
