@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# floor.sh ROUNDS [SYSTEM...]: random 4 KiB I/O on xtsfs against the FUSE
+# floor (nullfs.c, built here), interleaved, fio 10 s per cell on a
+# 256 MiB file, caches dropped and the file system mounted afresh before
+# each cell. Systems: mem (nullfs, bytes in memory), lower0 (nullfs, one
+# pread/pwrite per request on a lower file at the same offset), lower40
+# (the same, 40 bytes further on, where xtsfs keeps byte 0), xtsfs.
+# Prints one line per cell: IOPS and the daemon's CPU per request.
+# WARM=1: the lower files are read into the page cache before each cell
+# instead of the caches being dropped. RW="randwrite" (or randread) and
+# JOBS="1" limit the cells; XOPTS="-o ..." are xtsfs's mount options.
+# Results: doc/PERFORMANCE.md, "The FUSE floor".
+set -u
+R=${1:-3}
+shift
+SYSTEMS=("$@")
+[ ${#SYSTEMS[@]} = 0 ] && SYSTEMS=(mem lower0 lower40 xtsfs)
+HERE=$(cd "$(dirname "$0")" && pwd)
+XB=${XTSFS_BIN:-$HERE/../../../build/tools}
+SRC=${SRC:-/var/tmp/xtsfs-bench/cache/random-1024M.bin}
+W=/var/tmp/xtsfs-floor
+NULLFS=$W/nullfs
+read -r -a XO <<<"${XOPTS:-}"
+
+ticks() {
+	local s=0 p f
+	for p in $(pgrep -f "$1"); do
+		read -r -a f <<<"$(cut -d')' -f2- "/proc/$p/stat")"
+		s=$((s + f[11] + f[12]))
+	done
+	echo "$s"
+}
+cleanup() {
+	local s
+	for s in "${SYSTEMS[@]}"; do
+		if mountpoint -q "$W/$s/m"; then fusermount3 -u "$W/$s/m"; fi
+	done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+mkdir -p "$W"
+echo pw >"$W/pass"
+chmod 600 "$W/pass"
+# shellcheck disable=SC2046 # pkg-config prints several words
+cc -O2 -Wall -o "$NULLFS" "$HERE/nullfs.c" $(pkg-config --cflags --libs fuse3) || exit 1
+for s in "${SYSTEMS[@]}"; do
+	mkdir -p "$W/$s/m" "$W/$s/c"
+	case $s in
+	mem) ;;
+	lower0) head -c 256M "$SRC" >"$W/$s/c/f" ;;
+	lower40) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
+	xtsfs)
+		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
+			--passfile "$W/pass" "$W/$s/c"
+		"$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
+		dd if="$SRC" of="$W/$s/m/f" bs=1M count=256 conv=fsync status=none
+		fusermount3 -u "$W/$s/m" ;;
+	*) echo "floor: unknown system $s" >&2; exit 2 ;;
+	esac
+done
+mnt() {
+	case $1 in
+	mem) "$NULLFS" "$W/$1/m" 256 & ;;
+	lower0) "$NULLFS" -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
+	lower40) "$NULLFS" -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
+	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
+	esac
+	for _ in $(seq 50); do
+		mountpoint -q "$W/$1/m" && return 0
+		sleep 0.1
+	done
+	echo "floor: $1 did not mount" >&2
+	return 1
+}
+for r in $(seq "$R"); do
+	for rw in ${RW:-randread randwrite}; do
+		for j in ${JOBS:-1 2}; do
+			for s in "${SYSTEMS[@]}"; do
+				sync
+				echo 3 >/proc/sys/vm/drop_caches
+				if [ "${WARM:-0}" = 1 ]; then
+					find "$W/$s/c" -type f -size +1M -exec cat {} + >/dev/null
+				fi
+				mnt "$s" || exit 1
+				c0=$(ticks "$W/$s/m")
+				out=$(fio --name=t --filename="$W/$s/m/f" --rw="$rw" --bs=4k --size=256M \
+					--numjobs="$j" --group_reporting --time_based --runtime=10 \
+					--ioengine=psync --output-format=terse --terse-version=3)
+				c1=$(ticks "$W/$s/m")
+				if [ "$rw" = randread ]; then field=8; else field=49; fi
+				iops=$(echo "$out" | cut -d';' -f"$field")
+				echo "round $r $rw ${j}j $s: $iops IOPS, daemon" \
+					"$(echo "scale=1; ($c1-$c0)*10000/($iops*10)" | bc) us/op"
+				fusermount3 -u "$W/$s/m"
+				sleep 0.5
+			done
+		done
+	done
+done

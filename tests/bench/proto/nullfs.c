@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// nullfs: the FUSE round-trip floor on this kernel and libfuse. One
+// regular file, "f", whose bytes live in the daemon's memory: a READ is
+// a reply straight from that buffer, a WRITE a memcpy into it. No lower
+// filesystem, no cipher, no checks. What fio measures on it is what
+// /dev/fuse and the scheduler cost per request, nothing else: the
+// ceiling for any FUSE filesystem's random 4 KiB I/O on the machine.
+// With -l FILE the bytes are FILE's instead, at offset + the -O shift
+// (one pread or pwrite per request, as a passthrough would): what the
+// lower filesystem adds, and what a header in front of the data costs
+// (xtsfs's plaintext byte 0 sits at 40, off the lower blocks).
+//
+// Build: cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
+// Run:   nullfs [-s] [-l FILE [-O SHIFT]] [-o opts] MOUNTPOINT SIZE_MIB
+//        (foreground; -s: one thread)
+/*
+ * 312 as in xtsfs: below it fuse_session_loop_mt() takes the old config
+ * struct, reads this one's fields as other things and starts a thread
+ * per request (a 2x slower floor, measured).
+ */
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *data;
+static size_t size;
+static int lower = -1;   /* -l FILE: bytes live in FILE at offset + shift */
+static off_t shift;      /* -O BYTES: where the plaintext's byte 0 sits */
+
+static void fill(fuse_ino_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_uid = 0;
+	st->st_gid = 0;
+	if (ino == FUSE_ROOT_ID) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	} else {
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)(size / 512);
+	}
+	st->st_blksize = 4096;
+}
+
+static void nl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e = { 0 };
+
+	if (parent != FUSE_ROOT_ID || strcmp(name, "f") != 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	e.ino = 2;
+	e.attr_timeout = 1.0;
+	e.entry_timeout = 1.0;
+	fill(2, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void nl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	(void)fi;
+	fill(ino, &st);
+	fuse_reply_attr(req, &st, 1.0);
+}
+
+static void nl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	(void)attr;
+	(void)to_set;
+	nl_getattr(req, ino, fi);
+}
+
+static void nl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_open(req, fi);
+}
+
+static void nl_read(fuse_req_t req, fuse_ino_t ino, size_t n, off_t off,
+		    struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	if ((size_t)off >= size)
+		n = 0;
+	else if (n > size - (size_t)off)
+		n = size - (size_t)off;
+	if (lower >= 0) {
+		char buf[1 << 17];
+		ssize_t got;
+
+		if (n > sizeof(buf))
+			n = sizeof(buf);
+		got = pread(lower, buf, n, off + shift);
+		if (got < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_buf(req, buf, (size_t)got);
+		return;
+	}
+	fuse_reply_buf(req, data + off, n);
+}
+
+static void nl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t n,
+		     off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	if ((size_t)off >= size)
+		n = 0;
+	else if (n > size - (size_t)off)
+		n = size - (size_t)off;
+	if (lower >= 0) {
+		ssize_t put = pwrite(lower, buf, n, off + shift);
+
+		if (put < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_write(req, (size_t)put);
+		return;
+	}
+	memcpy(data + off, buf, n);
+	fuse_reply_write(req, n);
+}
+
+static void nl_ok(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+static void nl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	(void)datasync;
+	nl_ok(req, ino, fi);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.lookup = nl_lookup,
+	.getattr = nl_getattr,
+	.setattr = nl_setattr,
+	.open = nl_open,
+	.read = nl_read,
+	.write = nl_write,
+	.flush = nl_ok,
+	.release = nl_ok,
+	.fsync = nl_fsync,
+};
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se;
+	struct fuse_loop_config *cfg;
+	int single = 0, i, rc;
+	const char *mnt = NULL, *mib = NULL;
+
+	fuse_opt_add_arg(&args, argv[0]);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-s") == 0) {
+			single = 1;
+		} else if (strcmp(argv[i], "-l") == 0 && i + 1 < argc) {
+			lower = open(argv[++i], O_RDWR);
+			if (lower < 0) {
+				perror(argv[i]);
+				return 1;
+			}
+		} else if (strcmp(argv[i], "-O") == 0 && i + 1 < argc) {
+			shift = strtoll(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			fuse_opt_add_arg(&args, "-o");
+			fuse_opt_add_arg(&args, argv[++i]);
+		} else if (!mnt) {
+			mnt = argv[i];
+		} else {
+			mib = argv[i];
+		}
+	}
+	if (!mnt || !mib) {
+		fprintf(stderr, "usage: nullfs [-s] [-o opts] MOUNTPOINT SIZE_MIB\n");
+		return 2;
+	}
+	size = strtoull(mib, NULL, 10) << 20;
+	data = lower >= 0 ? NULL : calloc(1, size);
+	if (lower < 0 && !data)
+		return 1;
+	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	if (!se || fuse_session_mount(se, mnt) != 0)
+		return 1;
+	if (single) {
+		rc = fuse_session_loop(se);
+	} else {
+		cfg = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(cfg, 0);
+		fuse_loop_cfg_set_max_threads(cfg, 8);
+		fuse_loop_cfg_set_idle_threads(cfg, 8); /* as xtsfs: workers never exit */
+		rc = fuse_session_loop_mt(se, cfg);
+		fuse_loop_cfg_destroy(cfg);
+	}
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	return rc ? 1 : 0;
+}
