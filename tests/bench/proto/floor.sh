@@ -6,7 +6,8 @@
 # 256 MiB file, caches dropped and the file system mounted afresh before
 # each cell. Systems: mem (nullfs, bytes in memory), lower0 (nullfs, one
 # pread/pwrite per request on a lower file at the same offset), lower40
-# (the same, 40 bytes further on, where xtsfs keeps byte 0), xtsfs.
+# (the same, 40 bytes further on, where xtsfs keeps byte 0), lower40w
+# (lower40 asking for the range with POSIX_FADV_WILLNEED first), xtsfs.
 # Prints one line per cell: IOPS and the daemon's CPU per request.
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
@@ -50,7 +51,7 @@ for s in "${SYSTEMS[@]}"; do
 	case $s in
 	mem) ;;
 	lower0) head -c 256M "$SRC" >"$W/$s/c/f" ;;
-	lower40) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
+	lower40 | lower40w) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
 	xtsfs)
 		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"
@@ -65,6 +66,7 @@ mnt() {
 	mem) "$NULLFS" "$W/$1/m" 256 & ;;
 	lower0) "$NULLFS" -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
 	lower40) "$NULLFS" -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
+	lower40w) "$NULLFS" -l "$W/$1/c/f" -O 40 -W "$W/$1/m" 256 & ;;
 	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	esac
 	for _ in $(seq 50); do

@@ -9,10 +9,12 @@
 // With -l FILE the bytes are FILE's instead, at offset + the -O shift
 // (one pread or pwrite per request, as a passthrough would): what the
 // lower filesystem adds, and what a header in front of the data costs
-// (xtsfs's plaintext byte 0 sits at 40, off the lower blocks).
+// (xtsfs's plaintext byte 0 sits at 40, off the lower blocks). -W asks
+// for the lower range with POSIX_FADV_WILLNEED before each write (the
+// two pages a shifted write straddles read at once, not one by one).
 //
 // Build: cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
-// Run:   nullfs [-s] [-l FILE [-O SHIFT]] [-o opts] MOUNTPOINT SIZE_MIB
+// Run:   nullfs [-s] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
 //        (foreground; -s: one thread)
 /*
  * 312 as in xtsfs: below it fuse_session_loop_mt() takes the old config
@@ -34,6 +36,7 @@ static char *data;
 static size_t size;
 static int lower = -1;   /* -l FILE: bytes live in FILE at offset + shift */
 static off_t shift;      /* -O BYTES: where the plaintext's byte 0 sits */
+static int willneed;     /* -W: POSIX_FADV_WILLNEED on the range first */
 
 static void fill(fuse_ino_t ino, struct stat *st)
 {
@@ -126,7 +129,12 @@ static void nl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t n,
 	else if (n > size - (size_t)off)
 		n = size - (size_t)off;
 	if (lower >= 0) {
-		ssize_t put = pwrite(lower, buf, n, off + shift);
+		ssize_t put;
+
+		if (willneed)
+			(void)posix_fadvise(lower, off + shift, (off_t)n,
+					    POSIX_FADV_WILLNEED);
+		put = pwrite(lower, buf, n, off + shift);
 
 		if (put < 0)
 			fuse_reply_err(req, errno);
@@ -182,6 +190,8 @@ int main(int argc, char **argv)
 				perror(argv[i]);
 				return 1;
 			}
+		} else if (strcmp(argv[i], "-W") == 0) {
+			willneed = 1;
 		} else if (strcmp(argv[i], "-O") == 0 && i + 1 < argc) {
 			shift = strtoll(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
