@@ -316,6 +316,16 @@ check_workdir() {
 	ext2 | ext3 | ext4 | xfs | btrfs | f2fs | zfs | bcachefs) ;;
 	*) echo "fsbench: WARNING: $WORKDIR is on '$FSTYPE', which may not be a plain disk filesystem" >&2 ;;
 	esac
+	# ext4 without a journal has no directory under /proc/fs/jbd2
+	EXT4_NOJOURNAL=0
+	EXT4_JOURNAL_JSON=null
+	if [ "$FSTYPE" = ext4 ] && [ -b "$FSSOURCE" ]; then
+		EXT4_JOURNAL_JSON=true
+		if ! compgen -G "/proc/fs/jbd2/$(basename -- "$(readlink -f -- "$FSSOURCE")")-*" >/dev/null; then
+			EXT4_NOJOURNAL=1
+			EXT4_JOURNAL_JSON=false
+		fi
+	fi
 	mkdir -p "$WORKDIR"
 	WORKDIR=$(cd "$WORKDIR" && pwd -P)
 	# room, for the groups selected: the source file and one big file
@@ -1153,6 +1163,7 @@ write_json() {
 		printf '    "loadavg_end": %s,\n' "$(json_str "$(cat /proc/loadavg)")"
 		printf '    "workdir": %s,\n' "$(json_str "$WORKDIR")"
 		printf '    "fstype": %s,\n' "$(json_str "$FSTYPE")"
+		printf '    "ext4_journal": %s,\n' "$EXT4_JOURNAL_JSON"
 		printf '    "short": %s,\n' "$([ "$SHORT" = 1 ] && echo true || echo false)"
 		printf '    "runs": %s,\n' "$RUNS"
 		printf '    "seq_mib": %s, "fio_mib": %s, "fio_seconds": %s, "tree_files": %s,\n' \
@@ -1324,6 +1335,12 @@ main() {
 	echo "fsbench: $START_DATE, $(uname -r), $CPU, $(nproc) CPUs"
 	echo "  load average at start: $LOAD_START"
 	echo "  work dir: $WORKDIR on $FSTYPE ($FSSOURCE)"
+	if [ "$EXT4_NOJOURNAL" = 1 ]; then
+		echo "  NOTE: this ext4 has no journal: it reuses no inode freed in the last"
+		echo "  60-300 s (fs/ext4/ialloc.c, recently_deleted), so a system's untar and"
+		echo "  rsync right after the previous one's rm -rf pay a scan of the freed"
+		echo "  inodes, and the tree rows depend on the order of the systems"
+	fi
 	echo "  mode: $([ "$SHORT" = 1 ] && echo short || echo full), $RUNS run(s);" \
 		"seq $SEQ_MIB MiB, fio $FIO_MIB MiB ${FIO_SECS}s (2 jobs: one shared file)," \
 		"tree $TREE_FILES files"
