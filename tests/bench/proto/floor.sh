@@ -7,7 +7,11 @@
 # each cell. Systems: mem (nullfs, bytes in memory), lower0 (nullfs, one
 # pread/pwrite per request on a lower file at the same offset), lower40
 # (the same, 40 bytes further on, where xtsfs keeps byte 0), lower40w
-# (lower40 asking for the range with POSIX_FADV_WILLNEED first), xtsfs.
+# (lower40 asking for the range with POSIX_FADV_WILLNEED first), xtsfs;
+# over io_uring (needs the tree built: nullfs links xtsfs's glue; sets
+# the fuse module's enable_uring for the run and puts it back): mem-uring
+# and xtsfs-uring (threads pinned, xtsfs's -o uring), mem-unpinned and
+# xtsfs-unpinned (-o uring_unpinned).
 # Prints one line per cell: IOPS and the daemon's CPU per request.
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
@@ -39,20 +43,39 @@ cleanup() {
 		if mountpoint -q "$W/$s/m"; then fusermount3 -u "$W/$s/m"; fi
 	done
 	rm -rf "$W"
+	if [ -n "$URING_WAS" ]; then
+		case $URING_WAS in Y | 1) echo 1 ;; *) echo 0 ;; esac >"$URING_PARAM"
+	fi
 }
 trap cleanup EXIT
 mkdir -p "$W"
 echo pw >"$W/pass"
 chmod 600 "$W/pass"
-# shellcheck disable=SC2046 # pkg-config prints several words
-cc -O2 -Wall -o "$NULLFS" "$HERE/nullfs.c" $(pkg-config --cflags --libs fuse3) || exit 1
+LIBS=$HERE/../../../build/src/fs
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
+if [ -e "$LIBS/libxtsfs-fuse.a" ]; then
+	# shellcheck disable=SC2046 # pkg-config prints several words
+	cc -O2 -Wall -DNULLFS_GLUE -I"$HERE/../../../src/fs" -o "$NULLFS" "$HERE/nullfs.c" \
+		"$LIBS/libxtsfs-fuse.a" "$LIBS/libxtsfs-core.a" \
+		$(pkg-config --cflags --libs fuse3) -luring -lpthread || exit 1
+else
+	# shellcheck disable=SC2046
+	cc -O2 -Wall -o "$NULLFS" "$HERE/nullfs.c" $(pkg-config --cflags --libs fuse3) || exit 1
+fi
+case " ${SYSTEMS[*]} " in
+*-uring\ * | *-unpinned\ *)
+	URING_WAS=$(cat "$URING_PARAM") || exit 1
+	echo 1 >"$URING_PARAM" || exit 1 ;;
+esac
 for s in "${SYSTEMS[@]}"; do
 	mkdir -p "$W/$s/m" "$W/$s/c"
 	case $s in
 	mem) ;;
 	lower0) head -c 256M "$SRC" >"$W/$s/c/f" ;;
 	lower40 | lower40w) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
-	xtsfs)
+	mem-uring | mem-unpinned) ;;
+	xtsfs | xtsfs-uring | xtsfs-unpinned)
 		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"
 		"$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
@@ -67,7 +90,11 @@ mnt() {
 	lower0) "$NULLFS" -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
 	lower40) "$NULLFS" -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
 	lower40w) "$NULLFS" -l "$W/$1/c/f" -O 40 -W "$W/$1/m" 256 & ;;
+	mem-uring) "$NULLFS" -u "$W/$1/m" 256 & ;;
+	mem-unpinned) "$NULLFS" -U "$W/$1/m" 256 & ;;
 	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
+	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "$W/$1/c" "$W/$1/m" ;;
+	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "$W/$1/c" "$W/$1/m" ;;
 	esac
 	for _ in $(seq 50); do
 		mountpoint -q "$W/$1/m" && return 0

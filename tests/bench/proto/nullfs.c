@@ -13,8 +13,13 @@
 // for the lower range with POSIX_FADV_WILLNEED before each write (the
 // two pages a shifted write straddles read at once, not one by one).
 //
+// -u / -U serve it over io_uring (pinned / unpinned threads, as xtsfs's
+// -o uring / uring_unpinned), through xtsfs's own glue: build with
+// -DNULLFS_GLUE -Isrc/fs and link build/src/fs/libxtsfs-fuse.a,
+// libxtsfs-core.a and -luring (floor.sh does, when they are built).
+//
 // Build: cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
-// Run:   nullfs [-s] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
+// Run:   nullfs [-s] [-u|-U] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
 //        (foreground; -s: one thread)
 /*
  * 312 as in xtsfs: below it fuse_session_loop_mt() takes the old config
@@ -23,6 +28,9 @@
  */
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#ifdef NULLFS_GLUE
+#include "fuse_glue.h"
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -178,6 +186,7 @@ int main(int argc, char **argv)
 	struct fuse_session *se;
 	struct fuse_loop_config *cfg;
 	int single = 0, i, rc;
+	unsigned glue = 0;    /* -u / -U: FUSE over io_uring through xtsfs's glue */
 	const char *mnt = NULL, *mib = NULL;
 
 	fuse_opt_add_arg(&args, argv[0]);
@@ -190,6 +199,10 @@ int main(int argc, char **argv)
 				perror(argv[i]);
 				return 1;
 			}
+		} else if (strcmp(argv[i], "-u") == 0) {
+			glue = 1;
+		} else if (strcmp(argv[i], "-U") == 0) {
+			glue = 2;
 		} else if (strcmp(argv[i], "-W") == 0) {
 			willneed = 1;
 		} else if (strcmp(argv[i], "-O") == 0 && i + 1 < argc) {
@@ -214,6 +227,16 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_session_mount(se, mnt) != 0)
 		return 1;
+#ifdef NULLFS_GLUE
+	if (glue && glue_session_io(se, glue == 2 ? GLUE_URING_UNPINNED :
+				    GLUE_INIT_URING, mnt) != 0)
+		return 1;
+#else
+	if (glue) {
+		fprintf(stderr, "nullfs: built without NULLFS_GLUE: no -u\n");
+		return 2;
+	}
+#endif
 	if (single) {
 		rc = fuse_session_loop(se);
 	} else {
@@ -224,6 +247,9 @@ int main(int argc, char **argv)
 		rc = fuse_session_loop_mt(se, cfg);
 		fuse_loop_cfg_destroy(cfg);
 	}
+#ifdef NULLFS_GLUE
+	glue_session_io_stop();
+#endif
 	fuse_session_unmount(se);
 	fuse_session_destroy(se);
 	return rc ? 1 : 0;
