@@ -367,19 +367,8 @@ DAEMON_LOG=
 # daemon_ticks SYSTEM: utime + stime (clock ticks) of SYSTEM's daemon
 # process(es), all threads; nothing for a system without a daemon.
 daemon_ticks() {
-	local pids pid st fld sum=0 found=0
 	[ -n "${MNT[$1]:-}" ] || return 0
-	pids=$(daemon_pids "${MNT[$1]}")
-	for pid in $pids; do
-		st=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
-		st=${st##*) } # fields from 3 (state) on: utime is 14, stime 15
-		read -r -a fld <<<"$st"
-		sum=$((sum + fld[11] + fld[12]))
-		found=1
-	done
-	if [ "$found" = 1 ]; then
-		echo "$sum"
-	fi
+	mount_ticks "${MNT[$1]}" || true
 }
 
 # daemon_cpu SYSTEM KIND RUN TICKS0 TICKS1 BYTES: log CPU s per GiB.

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 #
-# lib.sh - helpers shared by fsbench.sh and scaling.sh, sourced by both.
+# lib.sh - helpers shared by fsbench.sh, scaling.sh and the proto/
+# scripts, sourced by each.
 # The caller sets BENCH_PROG, its name for messages.
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -29,6 +30,21 @@ daemon_pids() {
 }
 
 # pid_alive PID: the process exists and is not a zombie.
+# mount_ticks MOUNTPOINT: utime + stime (clock ticks), all threads, of
+# the daemon(s) serving MOUNTPOINT (daemon_pids); prints nothing and
+# fails when there is none.
+mount_ticks() {
+	local pid st fld sum=0 found=0
+	for pid in $(daemon_pids "$1"); do
+		st=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+		st=${st##*) } # fields from 3 (state) on: utime is 14, stime 15
+		read -r -a fld <<<"$st"
+		sum=$((sum + fld[11] + fld[12]))
+		found=1
+	done
+	[ "$found" = 1 ] && echo "$sum"
+}
+
 pid_alive() {
 	local st
 	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1

@@ -28,15 +28,10 @@ SRC=${SRC:-/var/tmp/xtsfs-bench/cache/random-1024M.bin}
 W=/var/tmp/xtsfs-floor
 NULLFS=$W/nullfs
 read -r -a XO <<<"${XOPTS:-}"
+BENCH_PROG=floor
+# shellcheck source=tests/bench/lib.sh
+. "$HERE/../lib.sh"
 
-ticks() {
-	local s=0 p f
-	for p in $(pgrep -f "$1"); do
-		read -r -a f <<<"$(cut -d')' -f2- "/proc/$p/stat")"
-		s=$((s + f[11] + f[12]))
-	done
-	echo "$s"
-}
 cleanup() {
 	local s
 	for s in "${SYSTEMS[@]}"; do
@@ -113,11 +108,11 @@ for r in $(seq "$R"); do
 					find "$W/$s/c" -type f -size +1M -exec cat {} + >/dev/null
 				fi
 				mnt "$s" || exit 1
-				c0=$(ticks "$W/$s/m")
+				c0=$(mount_ticks "$W/$s/m")
 				out=$(fio --name=t --filename="$W/$s/m/f" --rw="$rw" --bs=4k --size=256M \
 					--numjobs="$j" --group_reporting --time_based --runtime=10 \
 					--ioengine=psync --output-format=terse --terse-version=3)
-				c1=$(ticks "$W/$s/m")
+				c1=$(mount_ticks "$W/$s/m")
 				if [ "$rw" = randread ]; then field=8; else field=49; fi
 				iops=$(echo "$out" | cut -d';' -f"$field")
 				echo "round $r $rw ${j}j $s: $iops IOPS, daemon" \

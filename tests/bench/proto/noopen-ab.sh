@@ -15,6 +15,9 @@ set -u
 TREE=/var/tmp/xtsfs-bench/cache/tree-12000
 W=/var/tmp/noopen-ab
 XB=${XTSFS_BIN:-$(cd "$(dirname "$0")/../../.." && pwd)/build/tools}
+BENCH_PROG=noopen-ab
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "$0")/../lib.sh"
 rounds=$1
 shift
 rm -rf "$W"
@@ -22,14 +25,6 @@ mkdir -p "$W"
 printf 'pw\n' >"$W/pass"
 chmod 600 "$W/pass"
 
-ticks() {
-	local s=0 p f
-	for p in $(pgrep -f "xtsfs .*$1"); do
-		read -r -a f <<<"$(cut -d')' -f2- "/proc/$p/stat")"
-		s=$((s + f[11] + f[12]))
-	done
-	echo "$s"
-}
 mnt() {
 	local o=()
 	[ "$2" = - ] || o=(-o "$2")
@@ -38,12 +33,12 @@ mnt() {
 timed() { # NAME DIR CMD...: one line, wall seconds and daemon ticks
 	local name=$1 d=$2 c0 t0 t1
 	shift 2
-	c0=$(ticks "$d/m")
+	c0=$(mount_ticks "$d/m")
 	t0=$(date +%s.%N)
 	"$@" >/dev/null
 	t1=$(date +%s.%N)
 	printf '%s %s %s wall %.3f cpu %d\n' "$round" "$arm" "$name" \
-		"$(echo "$t1 - $t0" | bc)" $(($(ticks "$d/m") - c0))
+		"$(echo "$t1 - $t0" | bc)" $(($(mount_ticks "$d/m") - c0))
 }
 read_all() { tar -cf - -C "$1" tree | wc -c; }
 

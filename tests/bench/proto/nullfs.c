@@ -102,15 +102,20 @@ static void nl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/* The part of [off, off + n) inside the file: its length. */
+static size_t clamp(off_t off, size_t n)
+{
+	if ((size_t)off >= size)
+		return 0;
+	return n > size - (size_t)off ? size - (size_t)off : n;
+}
+
 static void nl_read(fuse_req_t req, fuse_ino_t ino, size_t n, off_t off,
 		    struct fuse_file_info *fi)
 {
 	(void)ino;
 	(void)fi;
-	if ((size_t)off >= size)
-		n = 0;
-	else if (n > size - (size_t)off)
-		n = size - (size_t)off;
+	n = clamp(off, n);
 	if (lower >= 0) {
 		char buf[1 << 17];
 		ssize_t got;
@@ -132,10 +137,7 @@ static void nl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t n,
 {
 	(void)ino;
 	(void)fi;
-	if ((size_t)off >= size)
-		n = 0;
-	else if (n > size - (size_t)off)
-		n = size - (size_t)off;
+	n = clamp(off, n);
 	if (lower >= 0) {
 		ssize_t put;
 
