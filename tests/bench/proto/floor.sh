@@ -32,6 +32,8 @@ BENCH_PROG=floor
 # shellcheck source=tests/bench/lib.sh
 . "$HERE/../lib.sh"
 
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
 cleanup() {
 	local s
 	for s in "${SYSTEMS[@]}"; do
@@ -47,8 +49,6 @@ mkdir -p "$W"
 echo pw >"$W/pass"
 chmod 600 "$W/pass"
 LIBS=$HERE/../../../build/src/fs
-URING_PARAM=/sys/module/fuse/parameters/enable_uring
-URING_WAS=
 if [ -e "$LIBS/libxtsfs-fuse.a" ]; then
 	# shellcheck disable=SC2046 # pkg-config prints several words
 	cc -O2 -Wall -DNULLFS_GLUE -I"$HERE/../../../src/fs" -o "$NULLFS" "$HERE/nullfs.c" \
@@ -66,10 +66,9 @@ esac
 for s in "${SYSTEMS[@]}"; do
 	mkdir -p "$W/$s/m" "$W/$s/c"
 	case $s in
-	mem) ;;
+	mem | mem-uring | mem-unpinned) ;;
 	lower0) head -c 256M "$SRC" >"$W/$s/c/f" ;;
 	lower40 | lower40w) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
-	mem-uring | mem-unpinned) ;;
 	xtsfs | xtsfs-uring | xtsfs-unpinned)
 		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"

@@ -219,24 +219,29 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mnt || !mib) {
-		fprintf(stderr, "usage: nullfs [-s] [-o opts] MOUNTPOINT SIZE_MIB\n");
+		fprintf(stderr, "usage: nullfs [-s] [-u|-U] [-l FILE [-O SHIFT] "
+			"[-W]] [-o opts] MOUNTPOINT SIZE_MIB\n");
 		return 2;
 	}
 	size = strtoull(mib, NULL, 10) << 20;
 	data = lower >= 0 ? NULL : calloc(1, size);
 	if (lower < 0 && !data)
 		return 1;
+#ifndef NULLFS_GLUE
+	if (glue) {
+		fprintf(stderr, "nullfs: built without NULLFS_GLUE: no -u or -U\n");
+		return 2;
+	}
+#endif
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se || fuse_session_mount(se, mnt) != 0)
 		return 1;
 #ifdef NULLFS_GLUE
 	if (glue && glue_session_io(se, glue == 2 ? GLUE_URING_UNPINNED :
-				    GLUE_INIT_URING, mnt) != 0)
+				    GLUE_INIT_URING, mnt) != 0) {
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
 		return 1;
-#else
-	if (glue) {
-		fprintf(stderr, "nullfs: built without NULLFS_GLUE: no -u\n");
-		return 2;
 	}
 #endif
 	if (single) {
