@@ -11,7 +11,7 @@
 # over io_uring (needs the tree built: nullfs links xtsfs's glue; sets
 # the fuse module's enable_uring for the run and puts it back): mem-uring
 # and xtsfs-uring (threads pinned, xtsfs's -o uring), mem-unpinned and
-# xtsfs-unpinned (-o uring_unpinned).
+# xtsfs-unpinned (-o uring_unpinned), lower0-uring and lower40-uring.
 # Prints one line per cell: IOPS and the daemon's CPU per request.
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
@@ -67,8 +67,8 @@ for s in "${SYSTEMS[@]}"; do
 	mkdir -p "$W/$s/m" "$W/$s/c"
 	case $s in
 	mem | mem-uring | mem-unpinned) ;;
-	lower0) head -c 256M "$SRC" >"$W/$s/c/f" ;;
-	lower40 | lower40w) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
+	lower0 | lower0-uring) head -c 256M "$SRC" >"$W/$s/c/f" ;;
+	lower40 | lower40w | lower40-uring) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
 	xtsfs | xtsfs-uring | xtsfs-unpinned)
 		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"
@@ -86,6 +86,8 @@ mnt() {
 	lower40w) "$NULLFS" -l "$W/$1/c/f" -O 40 -W "$W/$1/m" 256 & ;;
 	mem-uring) "$NULLFS" -u "$W/$1/m" 256 & ;;
 	mem-unpinned) "$NULLFS" -U "$W/$1/m" 256 & ;;
+	lower0-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
+	lower40-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
 	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "$W/$1/c" "$W/$1/m" ;;
 	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "$W/$1/c" "$W/$1/m" ;;
