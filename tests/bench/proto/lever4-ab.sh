@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-3}
 out=${2:-/var/tmp/xtsfs-lever4}
+# shellcheck disable=SC2054 # one config is two mount options
 configs=(nowriteback writeback writeback,nowbguard)
 read -r -a extra <<<"${FSBENCH_ARGS:-}"
 

@@ -44,7 +44,7 @@ read_all() { tar -cf - -C "$1" tree | wc -c; }
 
 for round in $(seq 1 "$rounds"); do
 	arms=("$@")
-	[ $((round % 2)) -eq 0 ] && arms=($(printf '%s\n' "$@" | tac))
+	[ $((round % 2)) -eq 0 ] && mapfile -t arms < <(printf '%s\n' "$@" | tac)
 	for arm in "${arms[@]}"; do
 		d=$W/$round.$arm
 		mkdir -p "$d/c" "$d/m"
