@@ -45,6 +45,23 @@ mount_ticks() {
 	[ "$found" = 1 ] && echo "$sum"
 }
 
+# fio_cell RW JOBS FILE MOUNTPOINT: 10 s of fio, psync 4 KiB RW
+# (randread or randwrite), JOBS jobs on the 256 MiB FILE; prints its IOPS
+# and the CPU per request (µs) of the daemon serving MOUNTPOINT. For the
+# proto/ scripts (fsbench has its own rows).
+fio_cell() {
+	local rw=$1 jobs=$2 file=$3 mnt=$4 c0 c1 out field iops
+	c0=$(mount_ticks "$mnt")
+	out=$(fio --name=t --filename="$file" --rw="$rw" --bs=4k --size=256M \
+		--numjobs="$jobs" --group_reporting --time_based --runtime=10 \
+		--ioengine=psync --output-format=terse --terse-version=3)
+	c1=$(mount_ticks "$mnt")
+	# terse v3: field 8 read IOPS, 49 write IOPS; ticks are 1/100 s
+	if [ "$rw" = randread ]; then field=8; else field=49; fi
+	iops=$(echo "$out" | cut -d';' -f"$field")
+	echo "$iops $(echo "scale=1; ($c1 - $c0) * 10000 / ($iops * 10)" | bc)"
+}
+
 pid_alive() {
 	local st
 	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1

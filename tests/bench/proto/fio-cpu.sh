@@ -50,15 +50,8 @@ for sys in "$@"; do
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	mnt "$sys" "$d"
-	c0=$(mount_ticks "$d/m")
-	out=$(fio --name=t --filename="$d/m/f" --rw="$rw" --bs=4k --size=256M --numjobs="$jobs" \
-		--group_reporting --time_based --runtime=10 --ioengine=psync \
-		--output-format=terse --terse-version=3)
-	c1=$(mount_ticks "$d/m")
-	if [ "$rw" = randread ]; then field=8; else field=49; fi
-	iops=$(echo "$out" | cut -d';' -f"$field")
-	echo "$sys $rw $jobs: $iops IOPS, daemon CPU $(((c1 - c0) * 10)) ms in 10 s" \
-		"= $(echo "scale=1; ($c1-$c0)*10000/($iops*10)" | bc) us/op"
+	read -r iops us <<<"$(fio_cell "$rw" "$jobs" "$d/m/f" "$d/m")"
+	echo "$sys $rw $jobs: $iops IOPS, daemon CPU $us us/op"
 	fusermount3 -u "$d/m"
 	sleep 1
 	[ "$sys" = xtsfs-uring ] && echo N >/sys/module/fuse/parameters/enable_uring

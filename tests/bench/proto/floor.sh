@@ -109,15 +109,8 @@ for r in $(seq "$R"); do
 					find "$W/$s/c" -type f -size +1M -exec cat {} + >/dev/null
 				fi
 				mnt "$s" || exit 1
-				c0=$(mount_ticks "$W/$s/m")
-				out=$(fio --name=t --filename="$W/$s/m/f" --rw="$rw" --bs=4k --size=256M \
-					--numjobs="$j" --group_reporting --time_based --runtime=10 \
-					--ioengine=psync --output-format=terse --terse-version=3)
-				c1=$(mount_ticks "$W/$s/m")
-				if [ "$rw" = randread ]; then field=8; else field=49; fi
-				iops=$(echo "$out" | cut -d';' -f"$field")
-				echo "round $r $rw ${j}j $s: $iops IOPS, daemon" \
-					"$(echo "scale=1; ($c1-$c0)*10000/($iops*10)" | bc) us/op"
+				read -r iops us <<<"$(fio_cell "$rw" "$j" "$W/$s/m/f" "$W/$s/m")"
+				echo "round $r $rw ${j}j $s: $iops IOPS, daemon $us us/op"
 				fusermount3 -u "$W/$s/m"
 				sleep 0.5
 			done
