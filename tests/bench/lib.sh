@@ -29,7 +29,6 @@ daemon_pids() {
 	done
 }
 
-# pid_alive PID: the process exists and is not a zombie.
 # mount_ticks MOUNTPOINT: utime + stime (clock ticks), all threads, of
 # the daemon(s) serving MOUNTPOINT (daemon_pids); prints nothing and
 # fails when there is none.
@@ -62,6 +61,7 @@ fio_cell() {
 	echo "$iops $(echo "scale=1; ($c1 - $c0) * 10000 / ($iops * 10)" | bc)"
 }
 
+# pid_alive PID: the process exists and is not a zombie.
 pid_alive() {
 	local st
 	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
