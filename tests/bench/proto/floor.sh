@@ -16,6 +16,8 @@
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
 # JOBS="1" limit the cells; XOPTS="-o ..." are xtsfs's mount options.
+# ALT_BIN=DIR: systems alt and alt-uring are xtsfs and xtsfs-uring run
+# from another build's tools (a prototype, e.g. aligned-layout.patch).
 # Results: doc/PERFORMANCE.md, "The FUSE floor".
 set -u
 R=${1:-3}
@@ -69,10 +71,12 @@ for s in "${SYSTEMS[@]}"; do
 	mem | mem-uring | mem-unpinned) ;;
 	lower0 | lower0-uring) head -c 256M "$SRC" >"$W/$s/c/f" ;;
 	lower40 | lower40w | lower40-uring) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
-	xtsfs | xtsfs-uring | xtsfs-unpinned)
-		"$XB/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
+	xtsfs | xtsfs-uring | xtsfs-unpinned | alt | alt-uring)
+		b=$XB
+		case $s in alt*) b=${ALT_BIN:?set ALT_BIN to a build/tools} ;; esac
+		"$b/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"
-		"$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
+		"$b/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
 		dd if="$SRC" of="$W/$s/m/f" bs=1M count=256 conv=fsync status=none
 		fusermount3 -u "$W/$s/m" ;;
 	*) echo "floor: unknown system $s" >&2; exit 2 ;;
@@ -91,6 +95,8 @@ mnt() {
 	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "$W/$1/c" "$W/$1/m" ;;
 	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "$W/$1/c" "$W/$1/m" ;;
+	alt) "$ALT_BIN/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
+	alt-uring) "$ALT_BIN/xtsfs" --passfile "$W/pass" -o uring "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	esac
 	for _ in $(seq 50); do
 		mountpoint -q "$W/$1/m" && return 0
