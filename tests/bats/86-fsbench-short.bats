@@ -128,6 +128,26 @@ assert d["peak_rss_kib"] > 0 and d["cpu_write_s_per_gib"][0] > 0 \
 PY
 }
 
+@test "fsbench: each run starts one system further on, raw numbers stay by run" {
+	local wd
+	read -r -a wd <<<"$(bench_workdir_args)"
+	run "$FSBENCH" --short --runs 3 --systems bare,xtsfs --workloads tree \
+		--xtsfs-bin "$BIN" "${wd[@]}" --json "$BATS_TEST_TMPDIR/rot.json"
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"run 1/3, tree (in this order: bare xtsfs):"* ]]
+	[[ $output == *"run 2/3, tree (in this order: xtsfs bare):"* ]]
+	[[ $output == *"run 3/3, tree (in this order: bare xtsfs):"* ]]
+	python3 - "$BATS_TEST_TMPDIR/rot.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["meta"]["runs"] == 3 and j["meta"]["systems"] == ["bare", "xtsfs"]
+for w, v in j["workloads"].items():
+    for s in ("bare", "xtsfs"):
+        assert len(v["results"][s]["runs"]) == 3, (w, s, v["results"][s])
+PY
+}
+
 @test "fsbench: bad usage exits 2 and says why" {
 	run -2 "$FSBENCH" --runs many
 	[[ $output == *"--runs: not a positive number"* ]]

@@ -40,7 +40,8 @@
 #                                                                  seconds
 # MB/s is 10^6 bytes per second, from the wall-clock time of the command.
 # Runs are interleaved: for each run, for each workload group, every
-# system in turn, so slow drifts of a shared machine hit all systems alike.
+# system in turn, so slow drifts of a shared machine hit all systems alike;
+# run r starts with the r-th system of --systems and wraps around.
 #
 # For every FUSE system it also reports its daemon's CPU time (utime +
 # stime from /proc/PID/stat) per GiB written by the seq write and per GiB
@@ -1328,7 +1329,9 @@ main() {
 		echo "  NOTE: this ext4 has no journal: it reuses no inode freed in the last"
 		echo "  60-300 s (fs/ext4/ialloc.c, recently_deleted), so a system's untar and"
 		echo "  rsync right after the previous one's rm -rf pay a scan of the freed"
-		echo "  inodes, and the tree rows depend on the order of the systems"
+		echo "  inodes, and the tree rows depend on the order of the systems (each"
+		echo "  run starts one system further on; take runs that are a multiple of"
+		echo "  the number of systems to give each the same places)"
 	fi
 	echo "  mode: $([ "$SHORT" = 1 ] && echo short || echo full), $RUNS run(s);" \
 		"seq $SEQ_MIB MiB, fio $FIO_MIB MiB ${FIO_SECS}s (2 jobs: one shared file)," \
@@ -1366,10 +1369,17 @@ main() {
 		echo "  securefs: format $SECUREFS_FORMAT (its default), default mount options"
 	fi
 
+	# Run r starts with the r-th system and wraps around, so that no
+	# system always follows the same one: each phase inherits the state
+	# (dirty pages, freed inodes, caches) the one before it left.
+	local -a order
+	local k n=${#SYSTEMS[@]}
 	for ((r = 1; r <= RUNS; r++)); do
+		k=$(((r - 1) % n))
+		order=("${SYSTEMS[@]:k}" "${SYSTEMS[@]:0:k}")
 		for g in "${GROUPS_SEL[@]}"; do
-			echo "run $r/$RUNS, $g:"
-			for s in "${SYSTEMS[@]}"; do
+			echo "run $r/$RUNS, $g (in this order: ${order[*]}):"
+			for s in "${order[@]}"; do
 				t0=$SECONDS
 				run_phase "$g" "$s" "$r"
 				echo "  ($g on $s took $((SECONDS - t0)) s)"
