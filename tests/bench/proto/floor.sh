@@ -15,7 +15,8 @@
 # Prints one line per cell: IOPS and the daemon's CPU per request.
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
-# JOBS="1" limit the cells; XOPTS="-o ..." are xtsfs's mount options.
+# JOBS="1" limit the cells; XOPTS="-o ..." are mount options added to
+# every xtsfs system (xtsfs, xtsfs-uring, xtsfs-unpinned, alt, alt-uring).
 # ALT_BIN=DIR: systems alt and alt-uring are xtsfs and xtsfs-uring run
 # from another build's tools (a prototype, e.g. aligned-layout.patch).
 # Results: doc/PERFORMANCE.md, "The FUSE floor".
@@ -93,8 +94,8 @@ mnt() {
 	lower0-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
 	lower40-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
 	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
-	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "$W/$1/c" "$W/$1/m" ;;
-	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "$W/$1/c" "$W/$1/m" ;;
+	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
+	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	alt) "$ALT_BIN/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	alt-uring) "$ALT_BIN/xtsfs" --passfile "$W/pass" -o uring "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	esac
