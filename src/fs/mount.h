@@ -226,8 +226,7 @@ void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
  * that what it caches is stale, from the notifier's own thread, with no
  * lock of the core held. @inval_inode: the attributes of @in, with
  * @pages its cached pages (a directory: its listing) too; @inval_entry:
- * the entry @name (plaintext, @len bytes and a NUL after them) of
- * directory @dir, expired: the kernel looks it up again at its next use.
+ * the entry @name (plaintext, @len bytes) of directory @dir.
  */
 struct xm_notify_cb {
 	void (*inval_inode)(void *arg, struct xnode *in, bool pages);
