@@ -76,7 +76,7 @@ struct k_notify_prune_out {
 
 /*
  * FUSE_NOTIFY_INVAL_ENTRY, with the flags word that was padding before
- * protocol 7.38 (Linux 6.2): FUSE_EXPIRE_ONLY ends the entry's timeout
+ * protocol 7.37 (Linux 6.2): FUSE_EXPIRE_ONLY ends the entry's timeout
  * instead of dropping the dentry. The name and a NUL follow.
  */
 #define K_NOTIFY_INVAL_ENTRY 3
