@@ -1029,34 +1029,8 @@ static void notify_entry(void *arg, struct xnode *dir, const char *name,
 			 size_t len)
 {
 	struct fwd *f = arg;
-	struct k_notify_inval_entry_out out = {
-		.parent = ino_of(f, dir), .namelen = (uint32_t)len,
-		.flags = K_EXPIRE_ONLY,
-	};
-	struct k_out_header h = {
-		.len = (uint32_t)(sizeof(h) + sizeof(out) + len + 1),
-		.error = K_NOTIFY_INVAL_ENTRY,
-	};
-	struct iovec iov[3] = { { &h, sizeof(h) }, { &out, sizeof(out) },
-				{ (void *)name, len + 1 } };
-	ssize_t w;
 
-	if (!f->se)
-		return;
-	/*
-	 * Expire the entry rather than drop it: the kernel looks the name
-	 * up again at its next use and keeps the dentry, its inode and the
-	 * inode's pages if the name still leads to the same node. Dropping
-	 * it would evict an unused inode with its pages (FUSE keeps no
-	 * inode without a dentry), and an event often arrives after the
-	 * kernel has already looked the new name up (a file made in another
-	 * mount and read here at once). Kernels before 6.2 refuse the flag:
-	 * then the entry is dropped as before.
-	 */
-	do
-		w = writev(fuse_session_fd(f->se), iov, 3);
-	while (w < 0 && errno == EINTR);
-	if (w < 0 && errno == EINVAL)
+	if (f->se)
 		(void)fuse_lowlevel_notify_inval_entry(f->se, ino_of(f, dir),
 						       name, len);
 }
