@@ -66,6 +66,17 @@ case " ${SYSTEMS[*]} " in
 	URING_WAS=$(cat "$URING_PARAM") || exit 1
 	echo 1 >"$URING_PARAM" || exit 1 ;;
 esac
+# xt_of SYSTEM: the tools (XT_BIN) and transport options (XT_OPT) of an
+# xtsfs system
+xt_of() {
+	XT_BIN=$XB
+	XT_OPT=()
+	case $1 in alt*) XT_BIN=${ALT_BIN:?set ALT_BIN to a build/tools} ;; esac
+	case $1 in
+	*-uring) XT_OPT=(-o uring) ;;
+	*-unpinned) XT_OPT=(-o uring_unpinned) ;;
+	esac
+}
 for s in "${SYSTEMS[@]}"; do
 	mkdir -p "$W/$s/m" "$W/$s/c"
 	case $s in
@@ -73,11 +84,10 @@ for s in "${SYSTEMS[@]}"; do
 	lower0 | lower0-uring) head -c 256M "$SRC" >"$W/$s/c/f" ;;
 	lower40 | lower40w | lower40-uring) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
 	xtsfs | xtsfs-uring | xtsfs-unpinned | alt | alt-uring)
-		b=$XB
-		case $s in alt*) b=${ALT_BIN:?set ALT_BIN to a build/tools} ;; esac
-		"$b/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
+		xt_of "$s"
+		"$XT_BIN/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
 			--passfile "$W/pass" "$W/$s/c"
-		"$b/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
+		"$XT_BIN/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
 		dd if="$SRC" of="$W/$s/m/f" bs=1M count=256 conv=fsync status=none
 		fusermount3 -u "$W/$s/m" ;;
 	*) echo "floor: unknown system $s" >&2; exit 2 ;;
@@ -93,11 +103,9 @@ mnt() {
 	mem-unpinned) "$NULLFS" -U "$W/$1/m" 256 & ;;
 	lower0-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
 	lower40-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
-	xtsfs) "$XB/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
-	xtsfs-uring) "$XB/xtsfs" --passfile "$W/pass" -o uring "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
-	xtsfs-unpinned) "$XB/xtsfs" --passfile "$W/pass" -o uring_unpinned "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
-	alt) "$ALT_BIN/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
-	alt-uring) "$ALT_BIN/xtsfs" --passfile "$W/pass" -o uring "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
+	xtsfs | xtsfs-uring | xtsfs-unpinned | alt | alt-uring)
+		xt_of "$1"
+		"$XT_BIN/xtsfs" --passfile "$W/pass" "${XT_OPT[@]}" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	esac
 	for _ in $(seq 50); do
 		mountpoint -q "$W/$1/m" && return 0
