@@ -74,6 +74,19 @@ struct k_notify_prune_out {
 	uint64_t spare;
 };
 
+/*
+ * FUSE_NOTIFY_INVAL_ENTRY, with the flags word that was padding before
+ * protocol 7.38 (Linux 6.2): FUSE_EXPIRE_ONLY ends the entry's timeout
+ * instead of dropping the dentry (older kernels ignore the word and drop
+ * it). The name and a NUL follow.
+ */
+#define K_NOTIFY_INVAL_ENTRY 3
+#define K_EXPIRE_ONLY (1u << 0)
+struct k_notify_inval_entry_out {
+	uint64_t parent;
+	uint32_t namelen, flags;
+};
+
 /* the start of struct fuse_init_in */
 struct k_init_in {
 	uint32_t major, minor, max_readahead, flags;
@@ -92,6 +105,8 @@ struct k_init_out {
 _Static_assert(sizeof(struct k_in_header) == 40, "fuse_in_header");
 _Static_assert(sizeof(struct k_out_header) == 16, "fuse_out_header");
 _Static_assert(sizeof(struct k_notify_prune_out) == 16, "fuse_notify_prune_out");
+_Static_assert(sizeof(struct k_notify_inval_entry_out) == 16,
+	       "fuse_notify_inval_entry_out");
 _Static_assert(sizeof(struct k_init_out) == 36, "fuse_init_out to flags2");
 
 /* FUSE_OVER_IO_URING, in the INIT flags2 word (1ULL << 41 overall) */

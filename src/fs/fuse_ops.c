@@ -1025,14 +1025,38 @@ static void notify_inode(void *arg, struct xnode *in, bool pages)
 						       pages ? 0 : -1, 0);
 }
 
+/*
+ * Expiring is FUSE_EXPIRE_ONLY, for which libfuse 3.14 has no call: the
+ * notification is written raw. Kernels before 6.2 ignore the flag (it was
+ * padding) and drop the entry; one that refuses it gets the plain call.
+ */
 static void notify_entry(void *arg, struct xnode *dir, const char *name,
-			 size_t len)
+			 size_t len, bool expire)
 {
 	struct fwd *f = arg;
+	struct k_notify_inval_entry_out out = {
+		.parent = ino_of(f, dir), .namelen = (uint32_t)len,
+		.flags = K_EXPIRE_ONLY,
+	};
+	struct k_out_header h = {
+		.len = (uint32_t)(sizeof(h) + sizeof(out) + len + 1),
+		.error = K_NOTIFY_INVAL_ENTRY,
+	};
+	struct iovec iov[3] = { { &h, sizeof(h) }, { &out, sizeof(out) },
+				{ (void *)name, len + 1 } };
+	ssize_t w = -1;
 
-	if (f->se)
-		(void)fuse_lowlevel_notify_inval_entry(f->se, ino_of(f, dir),
-						       name, len);
+	if (!f->se)
+		return;
+	if (expire) {
+		do
+			w = writev(fuse_session_fd(f->se), iov, 3);
+		while (w < 0 && errno == EINTR);
+		if (w >= 0 || errno != EINVAL)
+			return;
+	}
+	(void)fuse_lowlevel_notify_inval_entry(f->se, ino_of(f, dir), name,
+					       len);
 }
 
 /* FUSE_NOTIFY_PRUNE of @n (at most 512) nodes; libfuse 3.14 has no call */

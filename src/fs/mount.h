@@ -226,12 +226,15 @@ void xm_log(const struct xmount *m, int prio, const char *fmt, ...)
  * that what it caches is stale, from the notifier's own thread, with no
  * lock of the core held. @inval_inode: the attributes of @in, with
  * @pages its cached pages (a directory: its listing) too; @inval_entry:
- * the entry @name (plaintext, @len bytes) of directory @dir.
+ * the entry @name (plaintext, @len bytes and a NUL after them) of
+ * directory @dir, dropped, or with @expire only expired: the kernel looks
+ * the name up again at its next use and keeps what it caches of the node
+ * if the name still leads there.
  */
 struct xm_notify_cb {
 	void (*inval_inode)(void *arg, struct xnode *in, bool pages);
 	void (*inval_entry)(void *arg, struct xnode *dir, const char *name,
-			    size_t len);
+			    size_t len, bool expire);
 	/*
 	 * @prune: ask the kernel to forget the @n nodes @in if nothing uses
 	 * them (it then sends FORGET, which closes their descriptors).

@@ -508,13 +508,24 @@ static void node_check(struct xm_notify *n, struct xnode *in)
 }
 
 /*
- * Entry @name of @dir appeared, vanished or moved beside us.
+ * Entry @name of @dir appeared, vanished or moved beside us; @mask: the
+ * batch's events of it.
+ *
+ * A name that only appeared has its entry expired, not dropped: the
+ * kernel may have looked it up already (a file made in another mount and
+ * read here at once, before the event came), and dropping that dentry
+ * would evict the unused inode with its pages, FUSE keeping no inode
+ * without a dentry. Expired, it is looked up again at its next use, and
+ * kept only if the name still leads to the same node: a negative entry
+ * never is. A name that vanished (or vanished and came back) is dropped.
+ *
  * Return: whether the kernel was told of a name (so its listing of @dir
  * is stale too).
  */
 static bool entry_changed(struct xm_notify *n, struct xnode *dir,
-			  const char *name)
+			  const char *name, uint32_t mask)
 {
+	bool expire = !(mask & (IN_DELETE | IN_MOVED_FROM));
 	char plain[256];
 	int rc = name_dec(n->m, dir, name, plain);
 
@@ -537,7 +548,7 @@ static bool entry_changed(struct xm_notify *n, struct xnode *dir,
 		return false;
 	}
 	atomic_fetch_add(&n->entries, 1);
-	n->cb->inval_entry(n->arg, dir, plain, strlen(plain));
+	n->cb->inval_entry(n->arg, dir, plain, strlen(plain), expire);
 	explicit_bzero(plain, sizeof(plain));
 	return true;
 }
@@ -693,7 +704,7 @@ static void batch_run(struct xm_notify *n)
 			 * not for a new one the kernel never looked up.
 			 */
 			if ((b->mask & WATCH_ENTRY) &&
-			    entry_changed(n, dir, b->name) && b->wd != listed) {
+			    entry_changed(n, dir, b->name, b->mask) && b->wd != listed) {
 				listed = b->wd;
 				atomic_fetch_add(&n->inodes, 1);
 				n->cb->inval_inode(n->arg, dir, true);

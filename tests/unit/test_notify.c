@@ -28,7 +28,7 @@ static struct aes_cmac_key Idkey;
 
 /* What the notifier said since the last take(). */
 static struct said {
-	int inodes, pages, entries;
+	int inodes, pages, entries, expired;
 	struct xnode *last_in;
 	struct xnode *last_dir;
 	char last_name[256];
@@ -43,10 +43,11 @@ static void on_inode(void *arg, struct xnode *in, bool pages)
 }
 
 static void on_entry(void *arg, struct xnode *dir, const char *name,
-		     size_t len)
+		     size_t len, bool expire)
 {
 	(void)arg;
 	Said.entries++;
+	Said.expired += expire;
 	Said.last_dir = dir;
 	snprintf(Said.last_name, sizeof(Said.last_name), "%.*s", (int)len,
 		 name);
@@ -173,6 +174,8 @@ static void beside(struct xnode *g)
 	CHECK(s.entries == 1 && s.last_dir == M.root &&
 	      !strcmp(s.last_name, "new"), "create beside: %d entries, %s",
 	      s.entries, s.last_name);
+	/* only expired: the kernel may have looked the new name up already */
+	CHECK(s.expired == 1, "create beside: %d expired", s.expired);
 	/* and the directory's listing, which no OPENDIR would drop */
 	CHECK(s.inodes == 1 && s.pages == 1 && s.last_in == M.root,
 	      "create beside: the listing: %d inodes, %d pages", s.inodes,
@@ -183,6 +186,8 @@ static void beside(struct xnode *g)
 	s = take();
 	CHECK(s.entries == 2 && !strcmp(s.last_name, "moved"),
 	      "rename beside: %d entries, last %s", s.entries, s.last_name);
+	/* the name that went is dropped, the one that came expired */
+	CHECK(s.expired == 1, "rename beside: %d expired", s.expired);
 	/* two names of one directory: its listing once */
 	CHECK(s.inodes == 1 && s.last_in == M.root,
 	      "rename beside: the listing once: %d inodes", s.inodes);
@@ -191,6 +196,7 @@ static void beside(struct xnode *g)
 	s = take();
 	CHECK(s.entries == 1 && !strcmp(s.last_name, "moved"),
 	      "unlink beside: %d entries, %s", s.entries, s.last_name);
+	CHECK(s.expired == 0, "unlink beside: %d expired", s.expired);
 	/* our own files (the root has a header, directories a dirid) */
 	snprintf(p, sizeof(p), "%s/xtsfs.volume", top);
 	CHECK(utimensat(AT_FDCWD, p, NULL, 0) == 0, "touch the header");
