@@ -11,6 +11,9 @@
 #      else said and skipped.
 #   5. those files and 37-coherence again with every mount -o noopen
 #      (the kernel opens regular files without OPEN or RELEASE).
+#   6. 20-fs, 25-difftest and 30-faults again on volumes of
+#      the aligned layout (xtsfs-mkfs --layout=aligned;
+#      XTSFS_TEST_MKFS_OPTS).
 # The last line is the total "N passed, N failed"; the exit status is
 # non-zero if anything failed. Run as root (FUSE mounts).
 set -u
@@ -110,6 +113,12 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 		tests/bats/27-permtest.bats tests/bats/30-faults.bats \
 		tests/bats/37-coherence.bats
 	unset XTSFS_TEST_OPTS
+
+	log "core end-to-end tests again, on volumes of the aligned layout"
+	export XTSFS_TEST_MKFS_OPTS=--layout=aligned
+	bats_run aligned tests/bats/20-fs.bats tests/bats/25-difftest.bats \
+		tests/bats/30-faults.bats
+	unset XTSFS_TEST_MKFS_OPTS
 fi
 
 echo

@@ -59,6 +59,7 @@ int offline_open(struct offline *o, const struct common_opts *c,
 		return rc;
 	rc = common_make_keys(&v, be, &o->xts, &o->names);
 	o->plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
+	o->m.doff = VOL_DOFF(v.hdr.flags);
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
 		fprintf(stderr, "%s: cannot set up the keys: %s\n", prog,

@@ -431,6 +431,7 @@ static int run(const struct common_opts *co, struct out *o, int dfd)
 	opts.idkey = k.idkey;
 	opts.xts = k.xts;
 	opts.plaintext_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
+	opts.doff = VOL_DOFF(v.hdr.flags);
 	opts.ask = o->ask || o->yes ? ask : NULL;
 	o->problems = open_memstream(&o->pbuf, &o->plen);
 	o->conflicts = open_memstream(&o->cbuf, &o->clen);

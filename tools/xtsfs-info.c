@@ -68,13 +68,17 @@ static void print_text(const char *dir, const struct vol_header *h,
 	printf("xtsfs volume %s\n", dir);
 	printf("  format version:  %u\n", h->version);
 	printf("  volume uuid:     %s\n", uuid);
-	printf("  contents:        aes-256-xts, %d-byte units\n",
-	       VOL_UNIT_SIZE);
+	printf("  contents:        aes-256-xts, %d-byte units, %s layout "
+	       "(data at lower offset %u)\n", VOL_UNIT_SIZE,
+	       h->flags & VOL_FLAG_ALIGNED ? "aligned" : "compact",
+	       (unsigned)VOL_DOFF(h->flags));
 	printf("  names:           %s\n",
 	       h->flags & VOL_FLAG_PLAINTEXT_NAMES ? "plaintext" :
 						     "aes-256-siv");
-	printf("  flags:           %s%s\n",
+	printf("  flags:           %s%s%s%s\n",
 	       h->flags & VOL_FLAG_PLAINTEXT_NAMES ? "plaintext-names " : "",
+	       h->flags & VOL_FLAG_REVERSE ? "reverse " : "",
+	       h->flags & VOL_FLAG_ALIGNED ? "aligned " : "",
 	       h->flags ? "" : "none");
 	printf("  header:          seqid %llu; primary copy %s, secondary "
 	       "copy %s%s\n", (unsigned long long)h->seqid,
@@ -111,9 +115,11 @@ static void print_json(const char *dir, const struct vol_header *h,
 	}
 	printf("\", \"version\": %u, \"uuid\": \"%s\", "
 	       "\"contents_cipher\": \"aes-256-xts\", \"unit_size\": %d, "
+	       "\"layout\": \"%s\", "
 	       "\"names_cipher\": %s, \"plaintext_names\": %s, "
 	       "\"seqid\": %llu, \"copies\": [\"%s\", \"%s\"], "
 	       "\"slots\": [", h->version, uuid, VOL_UNIT_SIZE,
+	       h->flags & VOL_FLAG_ALIGNED ? "aligned" : "compact",
 	       h->flags & VOL_FLAG_PLAINTEXT_NAMES ? "null" : "\"aes-256-siv\"",
 	       h->flags & VOL_FLAG_PLAINTEXT_NAMES ? "true" : "false",
 	       (unsigned long long)h->seqid, copy_state(info, 0),

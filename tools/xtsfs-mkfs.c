@@ -21,10 +21,12 @@
 
 #define PROG "xtsfs-mkfs"
 
-enum { OPT_PLAINTEXT = OPT_TOOL_BASE, OPT_PRINT_KEY, OPT_REVERSE };
+enum { OPT_PLAINTEXT = OPT_TOOL_BASE, OPT_PRINT_KEY, OPT_REVERSE,
+       OPT_LAYOUT };
 
 static const struct option longopts[] = {
 	{ "force", no_argument, NULL, 'f' },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	{ "plaintext-names", no_argument, NULL, OPT_PLAINTEXT },
 	{ "print-volume-key", no_argument, NULL, OPT_PRINT_KEY },
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
@@ -46,6 +48,12 @@ static const struct cli cli = {
 "Asks for the passphrase twice on a terminal, without echo.\n"
 "\n"
 "  -f, --force             accept a CIPHERDIR that is not empty\n"
+"      --layout=LAYOUT     where file data lives in the lower files:\n"
+"                          compact (the default: right after each file's\n"
+"                          40-byte header; the lower file is 40 bytes\n"
+"                          longer) or aligned (from offset 4096: each\n"
+"                          4 KiB block is one lower block, for faster\n"
+"                          random writes; up to 4 KiB more disk per file)\n"
 "      --plaintext-names   do not encrypt file names (contents still are)\n"
 "      --print-volume-key  print the raw volume key once, for a paper\n"
 "                          backup (whoever has it can read the volume)\n"
@@ -157,7 +165,7 @@ static int check_dir(int dfd, const char *dir, bool reverse, bool plaintext,
 
 /* What was made, unless --quiet; the volume key if @keys (--print-key). */
 static void say_made(const struct common_opts *o, const char *dir,
-		     const char *core, bool plaintext, bool reverse,
+		     const char *core, bool plaintext, bool reverse, bool aligned,
 		     double unlock_ms, const struct vol_header *h,
 		     const struct vol_keys *keys)
 {
@@ -167,7 +175,8 @@ static void say_made(const struct common_opts *o, const char *dir,
 	if (!o->quiet) {
 		printf("Created an xtsfs volume in %s\n", dir);
 		printf("  cipher core:  %s (self-test passed)\n", core);
-		printf("  contents:     aes-256-xts, 4096-byte units\n");
+		printf("  contents:     aes-256-xts, 4096-byte units, %s "
+		       "layout\n", aligned ? "aligned" : "compact");
 		printf("  names:        %s\n", plaintext ? "plaintext "
 		       "(not encrypted)" : "aes-256-siv (encrypted)");
 		printf("  key slot 0:   argon2id, %u iterations, %u KiB, %u "
@@ -194,6 +203,7 @@ int main(int argc, char **argv)
 {
 	struct common_opts o;
 	bool force = false, plaintext = false, print_key = false, reverse = false;
+	bool aligned = false;
 	const char *dir, *core;
 	struct vol_header *h = NULL;
 	struct vol_keys *keys = NULL;
@@ -217,6 +227,14 @@ int main(int argc, char **argv)
 		case OPT_REVERSE:
 			reverse = true;
 			break;
+		case OPT_LAYOUT:
+			if (strcmp(optarg, "compact") && strcmp(optarg, "aligned")) {
+				fprintf(stderr, PROG ": --layout: '%s' is not "
+					"a layout (compact or aligned)\n", optarg);
+				return XTSFS_EXIT_USAGE;
+			}
+			aligned = !strcmp(optarg, "aligned");
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -231,6 +249,11 @@ int main(int argc, char **argv)
 			"mkfs makes new keys (to write a new header for a volume whose "
 			"header is lost: xtsfs-passwd --repair "
 			"--volume-key-file FILE DIR)\n");
+		return XTSFS_EXIT_USAGE;
+	}
+	if (reverse && aligned) {
+		fprintf(stderr, PROG ": --layout=aligned cannot be used with "
+			"--reverse: a reverse view shows the compact layout\n");
 		return XTSFS_EXIT_USAGE;
 	}
 	dir = argv[optind];
@@ -287,7 +310,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	h->flags = (plaintext ? VOL_FLAG_PLAINTEXT_NAMES : 0) |
-		   (reverse ? VOL_FLAG_REVERSE : 0);
+		   (reverse ? VOL_FLAG_REVERSE : 0) |
+		   (aligned ? VOL_FLAG_ALIGNED : 0);
 	h->file = reverse ? VOL_REVERSE_NAME : VOL_FILE_NAME;
 	progress_kdf(&o, PROG, "making", 0, &o.kdf);
 	t0 = now_ms();
@@ -307,7 +331,7 @@ int main(int argc, char **argv)
 			"written)\n", dir, vol_file_name(h), strerror(-rc));
 		goto out;
 	}
-	say_made(&o, dir, core, plaintext, reverse, unlock_ms, h,
+	say_made(&o, dir, core, plaintext, reverse, aligned, unlock_ms, h,
 		 print_key ? keys : NULL);
 	ret = XTSFS_EXIT_OK;
 out:

@@ -840,6 +840,7 @@ static int serve(struct opts *o, int report_fd)
 	if (!rc && !idkey)
 		rc = -ENOMEM;
 	plain_names = v.hdr.flags & VOL_FLAG_PLAINTEXT_NAMES;
+	fs.m.doff = VOL_DOFF(v.hdr.flags);
 	vol_close(&v); /* the raw blob is no longer needed */
 	if (rc) {
 		fprintf(stderr, PROG ": cannot set up the keys: %s\n",

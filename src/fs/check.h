@@ -112,6 +112,8 @@ struct check_counts {
  * @names:  the names key (also on a plaintext-names volume: xattrs)
  * @xts:    the contents key
  * @plaintext_names: flag bit 0 of the header: no dirids, no long names
+ * @doff:   the files' data offset (layout.h), from flag bit 2 of the
+ *          header; 0: LAYOUT_DOFF_COMPACT
  * @report: called once per problem, after any repair (@p->repaired)
  * @conflict: called once per sync-tool conflict copy of an entry
  *          (kind CHECK_CONFLICT_COPY, @p->plain its name in a mount),
@@ -128,6 +130,7 @@ struct check_opts {
 					   * (FORMAT 4.2); NULL: none */
 	const struct xts_ctx *xts;
 	bool plaintext_names;
+	uint32_t doff;
 	void (*report)(void *arg, const struct check_problem *p);
 	void (*conflict)(void *arg, const struct check_problem *p);
 	bool (*ask)(void *arg, const struct check_problem *p);

@@ -33,6 +33,7 @@
 static int check_file(struct walk *w, int fd, const struct stat *st,
 		      const struct wpath *wp)
 {
+	const uint32_t doff = w->o->doff ? w->o->doff : LAYOUT_DOFF_COMPACT;
 	struct content_hdr hdr;
 	uint8_t tail[LAYOUT_TAIL_MAX];
 	uint64_t psize;
@@ -49,7 +50,7 @@ static int check_file(struct walk *w, int fd, const struct stat *st,
 		simple(w, CHECK_FILE_CUT_HEADER, wp, NULL, detail);
 		return 0;
 	}
-	n = content_read_header(fd, &hdr);
+	n = content_read_header(fd, doff, &hdr);
 	if (n == -EIO) {
 		simple(w, CHECK_FILE_HEADER, wp, NULL, "the file header's "
 		       "magic, version or reserved bytes are wrong");
@@ -57,7 +58,7 @@ static int check_file(struct walk *w, int fd, const struct stat *st,
 	}
 	if (n)
 		return op_error(w, wp, NULL, (int)n);
-	psize = (uint64_t)st->st_size - LAYOUT_HDR_SIZE;
+	psize = (uint64_t)layout_plain_size(doff, (uint64_t)st->st_size);
 	if (!layout_has_tail(psize))
 		return 0;
 	n = content_read(w->o->xts, fd, &hdr, psize, tail,

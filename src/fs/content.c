@@ -216,12 +216,13 @@ static int write_slot(int fd, const uint8_t slot[16])
 }
 
 /*
- * Read and decrypt unit @u of a file of @size bytes into @p (4096 bytes,
- * zero-filled past the unit's length). @slot: the current tail slot.
+ * Read and decrypt unit @u of a file of @size bytes (data offset @d) into
+ * @p (4096 bytes, zero-filled past the unit's length). @slot: the current
+ * tail slot.
  */
-static int unit_load(const struct xts_ctx *xts, int fd, const uint8_t id[16],
-		     uint64_t size, uint64_t u, const uint8_t slot[16],
-		     uint8_t p[U])
+static int unit_load(const struct xts_ctx *xts, int fd, uint32_t d,
+		     const uint8_t id[16], uint64_t size, uint64_t u,
+		     const uint8_t slot[16], uint8_t p[U])
 {
 	uint32_t len = layout_unit_len(size, u);
 	int err;
@@ -229,7 +230,7 @@ static int unit_load(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 	memset(p, 0, U);
 	if (!len)
 		return 0;
-	err = read_exact(fd, p, len, layout_unit_coff(u));
+	err = read_exact(fd, p, len, layout_unit_coff(d, u));
 	if (err)
 		return err;
 	return unit_decrypt(xts, id, u, len, p, slot, p);
@@ -247,13 +248,13 @@ static int old_last_plain(const struct xts_ctx *xts, const uint8_t id[16],
 /* ---- header ------------------------------------------------------------- */
 
 /* see content.h */
-int64_t content_plain_size(uint64_t lower)
+int64_t content_plain_size(uint32_t doff, uint64_t lower)
 {
-	return layout_plain_size(lower);
+	return layout_plain_size(doff, lower);
 }
 
 /* see content.h */
-int content_init_header(int fd, struct content_hdr *hdr)
+int content_init_header(int fd, uint32_t doff, struct content_hdr *hdr)
 {
 	struct fileheader fh = { 0 }; /* no tail yet: the slot is zeros */
 	uint8_t buf[FILEHDR_SIZE];
@@ -269,12 +270,13 @@ int content_init_header(int fd, struct content_hdr *hdr)
 		got += (size_t)n;
 	}
 	memcpy(fh.id, hdr->id, sizeof(fh.id));
+	hdr->doff = doff;
 	fileheader_encode(buf, &fh);
 	return pwrite_full(fd, buf, sizeof(buf), 0);
 }
 
 /* see content.h */
-int content_read_header(int fd, struct content_hdr *hdr)
+int content_read_header(int fd, uint32_t doff, struct content_hdr *hdr)
 {
 	uint8_t buf[FILEHDR_SIZE];
 	ssize_t n = pread_full(fd, buf, sizeof(buf), 0);
@@ -289,6 +291,7 @@ int content_read_header(int fd, struct content_hdr *hdr)
 	if (err)
 		return err;
 	memcpy(hdr->id, fh.id, sizeof(hdr->id));
+	hdr->doff = doff;
 	return 0;
 }
 
@@ -318,7 +321,7 @@ ssize_t content_read(const struct xts_ctx *xts, int fd,
 		cb = buf;
 	else if (!(cb = scratch_get(SCRATCH_WRITE, span)))
 		return -ENOMEM;
-	err = read_exact(fd, cb, span, layout_unit_coff(u0));
+	err = read_exact(fd, cb, span, layout_unit_coff(hdr->doff, u0));
 	if (err)
 		return err;
 	if (layout_has_tail(psize) && u1 == layout_last_unit(psize)) {
@@ -388,6 +391,7 @@ struct wr {
 	const struct xts_ctx *xts;
 	const uint8_t *id;        /* the file id */
 	int fd;
+	uint32_t d;               /* the data offset */
 	uint64_t old, size;       /* plaintext size before and after */
 	uint64_t off, len;        /* the plaintext written */
 	uint64_t u0, u1, span;    /* its units, inclusive, and their bytes */
@@ -431,7 +435,7 @@ static int wr_keep(struct wr *w)
 	w->kc = scratch_get(SCRATCH_KEEP, w->kl);
 	if (!w->kc)
 		return -ENOMEM;
-	return read_exact(w->fd, w->kc, w->kl, layout_coff(w->ks));
+	return read_exact(w->fd, w->kc, w->kl, layout_coff(w->d, w->ks));
 }
 
 /* The new ciphertext of the span into w->cb, from @buf. */
@@ -472,8 +476,8 @@ static int wr_encrypt(struct wr *w, const uint8_t *buf)
 				old_last_plain(w->xts, w->id, w->uo, w->lo,
 					       w->kc + (start - w->ks),
 					       w->old_slot, tmp) :
-				unit_load(w->xts, w->fd, w->id, w->old, u,
-					  w->old_slot, tmp);
+				unit_load(w->xts, w->fd, w->d, w->id, w->old,
+					  u, w->old_slot, tmp);
 			if (err)
 				break;
 			memcpy(tmp + (from - start), buf + (from - off),
@@ -503,12 +507,13 @@ static int wr_reserve(const struct wr *w, bool seekable)
 {
 	uint64_t s0 = layout_unit_start(w->u0);
 	int err = w->old > s0 ?
-		  reserve(w->fd, layout_unit_coff(w->u0),
+		  reserve(w->fd, layout_unit_coff(w->d, w->u0),
 			  w->old - s0 < w->span ? w->old - s0 : w->span,
 			  seekable) : 0;
 
 	if (!err && w->fix)
-		err = reserve(w->fd, layout_unit_coff(w->uo), U, seekable);
+		err = reserve(w->fd, layout_unit_coff(w->d, w->uo), U,
+			      seekable);
 	return err;
 }
 
@@ -519,9 +524,9 @@ static int wr_reserve(const struct wr *w, bool seekable)
 static void wr_restore(const struct wr *w)
 {
 	if (w->kl)
-		(void)pwrite_full(w->fd, w->kc, w->kl, layout_coff(w->ks));
+		(void)pwrite_full(w->fd, w->kc, w->kl, layout_coff(w->d, w->ks));
 	if (w->size > w->old)
-		(void)!ftruncate(w->fd, (off_t)layout_coff(w->old));
+		(void)!ftruncate(w->fd, (off_t)layout_coff(w->d, w->old));
 	if (layout_has_tail(w->old))
 		(void)write_slot(w->fd, w->old_slot);
 }
@@ -538,11 +543,12 @@ static int wr_store(struct wr *w)
 		if (err)
 			return err;
 		unit_encrypt(w->xts, w->id, w->uo, U, fix_new, fix_new, NULL);
-		err = pwrite_full(w->fd, fix_new, U, layout_unit_coff(w->uo));
+		err = pwrite_full(w->fd, fix_new, U,
+				  layout_unit_coff(w->d, w->uo));
 	}
 	if (!err)
 		err = pwrite_full(w->fd, w->cb, w->span,
-				  layout_unit_coff(w->u0));
+				  layout_unit_coff(w->d, w->u0));
 	/* a new tail slot, or zeros: no tail any more */
 	if (!err && (w->tail_written ||
 		     (layout_has_tail(w->old) && !layout_has_tail(w->size))))
@@ -558,8 +564,8 @@ ssize_t content_write(const struct xts_ctx *xts, int fd,
 		      const uint8_t *buf, size_t len, uint64_t off,
 		      unsigned flags)
 {
-	struct wr w = { .xts = xts, .id = hdr->id, .fd = fd, .old = *psize,
-			.off = off, .len = len };
+	struct wr w = { .xts = xts, .id = hdr->id, .fd = fd, .d = hdr->doff,
+			.old = *psize, .off = off, .len = len };
 	struct layout_span sp;
 	int err;
 
@@ -599,6 +605,7 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 		     uint64_t size)
 {
 	const uint64_t old = *psize;
+	const uint32_t d = hdr->doff;
 	uint8_t old_slot[16] = { 0 }, new_slot[16] = { 0 };
 	uint8_t p[U], c[U], saved[U];
 	uint64_t u;
@@ -628,25 +635,27 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 	}
 	if (rewrite) {
 		olen = layout_unit_len(old, u);
-		err = read_exact(fd, saved, olen, layout_unit_coff(u));
+		err = read_exact(fd, saved, olen, layout_unit_coff(d, u));
 		if (!err)
-			err = unit_load(xts, fd, hdr->id, old, u, old_slot, p);
+			err = unit_load(xts, fd, d, hdr->id, old, u, old_slot,
+					p);
 		if (err)
 			return err;
 		unit_encrypt(xts, hdr->id, u, nlen, p, c, new_slot);
 		explicit_bzero(p, sizeof(p));
 		if (size > old) {
 			/* from the old end to the new end of unit u */
-			err = reserve(fd, layout_coff(old), layout_unit_coff(u) +
-				      nlen - layout_coff(old), false);
+			err = reserve(fd, layout_coff(d, old),
+				      layout_unit_coff(d, u) + nlen -
+				      layout_coff(d, old), false);
 			if (err)
 				return err;
 		}
-		err = pwrite_full(fd, c, nlen, layout_unit_coff(u));
+		err = pwrite_full(fd, c, nlen, layout_unit_coff(d, u));
 		if (err)
 			goto restore;
 	}
-	if (ftruncate(fd, (off_t)layout_coff(size)) != 0) {
+	if (ftruncate(fd, (off_t)layout_coff(d, size)) != 0) {
 		err = -errno;
 		goto restore;
 	}
@@ -662,8 +671,8 @@ int content_truncate(const struct xts_ctx *xts, int fd,
 	return 0;
 restore:
 	if (rewrite)
-		(void)pwrite_full(fd, saved, olen, layout_unit_coff(u));
-	(void)!ftruncate(fd, (off_t)layout_coff(old));
+		(void)pwrite_full(fd, saved, olen, layout_unit_coff(d, u));
+	(void)!ftruncate(fd, (off_t)layout_coff(d, old));
 	if (layout_has_tail(old))
 		(void)write_slot(fd, old_slot);
 	return err;
@@ -672,12 +681,12 @@ restore:
 /* ---- fallocate ---------------------------------------------------------- */
 
 /*
- * Lower bytes [40 + @start, 40 + @start + @len) become zeros: one punch, so
- * that every lower block wholly inside is freed (units do not start on
- * block boundaries: a punch per unit would free none), or written zeros
- * where the lower filesystem cannot punch.
+ * Lower bytes [@d + @start, @d + @start + @len) become zeros: one punch,
+ * so that every lower block wholly inside is freed (in the compact layout
+ * units do not start on block boundaries: a punch per unit would free
+ * none), or written zeros where the lower filesystem cannot punch.
  */
-static int punch_units(int fd, uint64_t start, uint64_t len)
+static int punch_units(int fd, uint32_t d, uint64_t start, uint64_t len)
 {
 	static const uint8_t zeros[U];
 	uint64_t done;
@@ -686,13 +695,13 @@ static int punch_units(int fd, uint64_t start, uint64_t len)
 	if (!len)
 		return 0;
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)layout_coff(start), (off_t)len) == 0)
+		      (off_t)layout_coff(d, start), (off_t)len) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	for (done = 0; done < len; done += U) {
 		err = pwrite_full(fd, zeros, len - done < U ? len - done : U,
-				  layout_coff(start + done));
+				  layout_coff(d, start + done));
 		if (err)
 			return err;
 	}
@@ -700,8 +709,9 @@ static int punch_units(int fd, uint64_t start, uint64_t len)
 }
 
 /* Zero plaintext [a, b), a < b <= size: whole units become lower holes. */
-static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
-		      uint64_t size, uint64_t a, uint64_t b)
+static int zero_range(const struct xts_ctx *xts, int fd, uint32_t d,
+		      const uint8_t id[16], uint64_t size, uint64_t a,
+		      uint64_t b)
 {
 	uint8_t slot[16] = { 0 }, new_slot[16], p[U];
 	uint64_t u, ua = layout_unit_of(a), ub = layout_unit_of(b - 1);
@@ -726,7 +736,7 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 			run_tail = layout_is_tail_len(len);
 			continue;
 		}
-		err = unit_load(xts, fd, id, size, u, slot, p);
+		err = unit_load(xts, fd, d, id, size, u, slot, p);
 		if (err)
 			return err;
 		/*
@@ -742,14 +752,14 @@ static int zero_range(const struct xts_ctx *xts, int fd, const uint8_t id[16],
 			memset(p + (from - start), 0, to - from);
 		}
 		unit_encrypt(xts, id, u, len, p, p, new_slot);
-		err = pwrite_full(fd, p, len, layout_coff(start));
+		err = pwrite_full(fd, p, len, layout_coff(d, start));
 		if (!err && layout_is_tail_len(len))
 			err = write_slot(fd, new_slot);
 		if (err)
 			return err;
 	}
 	/* the whole units lie between the partial first and last ones */
-	err = punch_units(fd, run_start, run_len);
+	err = punch_units(fd, d, run_start, run_len);
 	if (!err && run_tail) {
 		/* a tail of zeros: its slot is zeros too */
 		memset(slot, 0, sizeof(slot));
@@ -780,16 +790,17 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
 			return -EOPNOTSUPP;
 		if (off >= *psize)
 			return 0;
-		return zero_range(xts, fd, hdr->id, *psize, off,
+		return zero_range(xts, fd, hdr->doff, hdr->id, *psize, off,
 				  end < *psize ? end : *psize);
 	}
 	/* allocate first, so ENOSPC changes nothing */
-	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)layout_coff(off),
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE,
+		      (off_t)layout_coff(hdr->doff, off),
 		      (off_t)len) != 0 &&
 	    errno != EOPNOTSUPP)
 		return -errno;
 	if (mode & FALLOC_FL_ZERO_RANGE && off < *psize) {
-		err = zero_range(xts, fd, hdr->id, *psize, off,
+		err = zero_range(xts, fd, hdr->doff, hdr->id, *psize, off,
 				 end < *psize ? end : *psize);
 		if (err)
 			return err;
@@ -837,11 +848,11 @@ void content_encrypt_span(const struct xts_ctx *xts, const uint8_t id[16],
 /* ---- lseek -------------------------------------------------------------- */
 
 /* Is unit @u of a file of @size bytes a hole (all stored bytes zero)? */
-static int unit_is_hole(int fd, uint64_t size, uint64_t u)
+static int unit_is_hole(int fd, uint32_t d, uint64_t size, uint64_t u)
 {
 	uint8_t c[U], slot[16];
 	uint32_t len = layout_unit_len(size, u);
-	int err = read_exact(fd, c, len, layout_unit_coff(u));
+	int err = read_exact(fd, c, len, layout_unit_coff(d, u));
 
 	if (err)
 		return err;
@@ -862,7 +873,8 @@ static int unit_is_hole(int fd, uint64_t size, uint64_t u)
  * first 16 bytes are zero (real ciphertext: probability 2^-128), and
  * only those candidates are checked whole.
  */
-static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
+static int64_t scan_for_hole(int fd, uint32_t d, uint64_t size, uint64_t u,
+			     uint64_t ulast)
 {
 	while (u <= ulast) {
 		uint64_t n = ulast - u + 1 > 256 ? 256 : ulast - u + 1;
@@ -872,7 +884,7 @@ static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
 
 		if (!c)
 			return -ENOMEM;
-		err = read_exact(fd, c, bytes, layout_unit_coff(u));
+		err = read_exact(fd, c, bytes, layout_unit_coff(d, u));
 		if (err)
 			return err;
 		for (uint64_t k = 0; k < n; k++) {
@@ -881,7 +893,7 @@ static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
 
 			if (!all_zero(c + k * U, len < 16 ? len : 16))
 				continue;
-			hole = unit_is_hole(fd, size, u + k);
+			hole = unit_is_hole(fd, d, size, u + k);
 			if (hole < 0)
 				return hole;
 			if (hole)
@@ -893,7 +905,8 @@ static int64_t scan_for_hole(int fd, uint64_t size, uint64_t u, uint64_t ulast)
 }
 
 /* see content.h */
-int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
+int64_t content_seek(int fd, uint32_t doff, uint64_t psize, uint64_t off,
+		     int whence)
 {
 	uint64_t pos = off;
 
@@ -901,16 +914,17 @@ int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
 		return -ENXIO;
 	if (whence == SEEK_DATA) {
 		while (pos < psize) {
-			off_t d = lseek(fd, (off_t)layout_coff(pos), SEEK_DATA);
+			off_t d = lseek(fd, (off_t)layout_coff(doff, pos),
+					SEEK_DATA);
 			uint64_t u;
 			int hole;
 
 			if (d < 0)
 				return errno == ENXIO ? -ENXIO : -errno;
-			if ((uint64_t)d >= layout_coff(psize))
+			if ((uint64_t)d >= layout_coff(doff, psize))
 				return -ENXIO;
-			u = layout_unit_of(layout_poff((uint64_t)d));
-			hole = unit_is_hole(fd, psize, u);
+			u = layout_unit_of(layout_poff(doff, (uint64_t)d));
+			hole = unit_is_hole(fd, doff, psize, u);
 			if (hole < 0)
 				return hole;
 			if (!hole)
@@ -923,26 +937,27 @@ int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence)
 	if (whence != SEEK_HOLE)
 		return -EINVAL;
 	while (pos < psize) {
-		off_t h = lseek(fd, (off_t)layout_coff(pos), SEEK_HOLE);
+		off_t h = lseek(fd, (off_t)layout_coff(doff, pos), SEEK_HOLE);
 		uint64_t u, ulast;
 		int64_t found;
 
 		if (h < 0)
 			return -errno;
 		/*
-		 * Units straddle lower blocks (the header shifts them by 40
-		 * bytes), and a hole punched into one unit frees no whole
-		 * lower block, so the lower "data" before the lower hole may
-		 * hold all-zero units: scan them, up to the unit after the
-		 * one where the lower hole starts.
+		 * In the compact layout units straddle lower blocks (the
+		 * header shifts them by 40 bytes), and a hole punched into
+		 * one unit frees no whole lower block, so the lower "data"
+		 * before the lower hole may hold all-zero units: scan them,
+		 * up to the unit after the one where the lower hole starts.
+		 * (Zeros written as data look so in either layout.)
 		 */
 		u = layout_unit_of(pos);
-		ulast = (uint64_t)h >= layout_coff(psize) ?
+		ulast = (uint64_t)h >= layout_coff(doff, psize) ?
 			layout_last_unit(psize) :
-			layout_unit_of(layout_poff((uint64_t)h)) + 1;
+			layout_unit_of(layout_poff(doff, (uint64_t)h)) + 1;
 		if (ulast >= layout_nunits(psize))
 			ulast = layout_last_unit(psize);
-		found = scan_for_hole(fd, psize, u, ulast);
+		found = scan_for_hole(fd, doff, psize, u, ulast);
 		if (found < 0 && found != -ENOENT)
 			return found;
 		if (found >= 0) {

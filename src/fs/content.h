@@ -29,30 +29,38 @@
 #define CONTENT_SLOT_OFF FILEHDR_SLOT_OFF  /* header offset of the tail slot */
 #define CONTENT_MAX_SIZE LAYOUT_MAX_SIZE   /* largest size a write makes */
 
-/* struct content_hdr - the parts of a file header a reader needs. */
+/*
+ * struct content_hdr - the parts of a file header a reader needs, and
+ * the volume's data offset (layout.h), which content_init_header() and
+ * content_read_header() set.
+ */
 struct content_hdr {
 	uint8_t id[XTS_ID_SIZE];   /* the file id (tweaks) */
+	uint32_t doff;             /* LAYOUT_DOFF_COMPACT or _ALIGNED */
 };
 
 /*
  * content_plain_size() - plaintext size of a lower file of @lower bytes
- * (layout_plain_size()).
+ * under data offset @doff (layout_plain_size()).
  * Return: the size, or -EIO if @lower is 1..39 (no room for the header).
  */
-int64_t content_plain_size(uint64_t lower);
+int64_t content_plain_size(uint32_t doff, uint64_t lower);
 
 /*
  * content_init_header() - write a new header with a random file id at
- * the start of @fd (an empty lower file). Return: 0 or -errno.
+ * the start of @fd (an empty lower file); @doff: the volume's data
+ * offset. The aligned layout's hole after the header is made by the first
+ * write past it, or a truncate. Return: 0 or -errno.
  */
-int content_init_header(int fd, struct content_hdr *hdr);
+int content_init_header(int fd, uint32_t doff, struct content_hdr *hdr);
 
 /*
- * content_read_header() - read and check the header of @fd.
+ * content_read_header() - read and check the header of @fd, of a volume
+ * with data offset @doff.
  * Return: 0; -ENODATA if the lower file is empty (no header yet);
  * -EIO if it is too short, or its magic or version is wrong.
  */
-int content_read_header(int fd, struct content_hdr *hdr);
+int content_read_header(int fd, uint32_t doff, struct content_hdr *hdr);
 
 /*
  * content_read() - read up to @len plaintext bytes at @off.
@@ -112,7 +120,8 @@ int content_fallocate(const struct xts_ctx *xts, int fd,
  * granularity: a unit is a hole if all its stored bytes are zero.
  * Return: the offset, -ENXIO past EOF (as lseek), or -errno.
  */
-int64_t content_seek(int fd, uint64_t psize, uint64_t off, int whence);
+int64_t content_seek(int fd, uint32_t doff, uint64_t psize, uint64_t off,
+		     int whence);
 
 
 /*

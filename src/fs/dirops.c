@@ -694,7 +694,8 @@ int dirops_mknod(const struct dirops *d, int dirfd, const struct lname *ln,
 	{
 		struct content_hdr h;
 
-		err = content_init_header(fd, &h);
+		/* the same 40 bytes in either layout; @h is not kept */
+		err = content_init_header(fd, LAYOUT_DOFF_COMPACT, &h);
 	}
 	close(fd);
 	if (err) {

@@ -90,9 +90,9 @@ static int header_get(struct xmount *m, struct xnode *in, int fd, bool create,
 	pthread_mutex_lock(&in->meta_lock);
 	if (!in->hdr_ok || !ts_same(&in->hdr_ctime, &st.st_ctim)) {
 		in->hdr_ok = false;
-		err = content_read_header(fd, &in->hdr);
+		err = content_read_header(fd, m->doff, &in->hdr);
 		if (err == -ENODATA && create)
-			err = content_init_header(fd, &in->hdr);
+			err = content_init_header(fd, m->doff, &in->hdr);
 		if (!err) {
 			in->hdr_ok = true;
 			/* a header just made moved it: read once more then */
@@ -118,7 +118,8 @@ void header_forget(struct xnode *in)
 }
 
 /* The plaintext size of lower file @fd; @st (may be NULL) gets its stat. */
-static int lower_psize_st(int fd, uint64_t *psize, struct stat *st)
+static int lower_psize_st(const struct xmount *m, int fd, uint64_t *psize,
+			  struct stat *st)
 {
 	struct stat tmp;
 	int64_t ps;
@@ -127,16 +128,16 @@ static int lower_psize_st(int fd, uint64_t *psize, struct stat *st)
 		st = &tmp;
 	if (fstat(fd, st) != 0)
 		return -errno;
-	ps = content_plain_size((uint64_t)st->st_size);
+	ps = content_plain_size(m->doff, (uint64_t)st->st_size);
 	if (ps < 0)
 		return (int)ps;
 	*psize = (uint64_t)ps;
 	return 0;
 }
 
-static int lower_psize(int fd, uint64_t *psize)
+static int lower_psize(const struct xmount *m, int fd, uint64_t *psize)
 {
-	return lower_psize_st(fd, psize, NULL);
+	return lower_psize_st(m, fd, psize, NULL);
 }
 
 /* see mount_int.h */
@@ -147,7 +148,7 @@ int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size)
 	int err;
 
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize_st(fd, &ps, &st);
+	err = lower_psize_st(m, fd, &ps, &st);
 	if (!err && size != ps) {
 		err = header_get(m, in, fd, true, &st);
 		if (!err)
@@ -709,7 +710,7 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 
 	*data = NULL;
 	pthread_rwlock_rdlock(&in->lock);
-	err = lower_psize_st(h->fd, &ps, &st);
+	err = lower_psize_st(m, h->fd, &ps, &st);
 	if (!err && ps > 0 && !header_fresh(in, &st)) {
 		/*
 		 * Not loaded, or the lower file changed beside us since (no
@@ -722,7 +723,7 @@ ssize_t xm_read(struct xmount *m, struct xhandle *h, size_t size, off_t off,
 		pthread_rwlock_unlock(&in->lock);
 		pthread_rwlock_rdlock(&in->lock);
 		if (!err)
-			err = lower_psize(h->fd, &ps);
+			err = lower_psize(m, h->fd, &ps);
 	}
 	if (err) {
 		pthread_rwlock_unlock(&in->lock);
@@ -801,7 +802,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 	*refusing = false;
 	a.ps = &ps;
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize_st(h->fd, &ps, &before);
+	err = lower_psize_st(m, h->fd, &ps, &before);
 	if (!err)
 		err = header_get(m, in, h->fd, true, &before);
 	if (err) {
@@ -1037,7 +1038,7 @@ int xm_fallocate(struct xmount *m, struct xhandle *h, int mode, off_t off,
 	if (off < 0 || len <= 0)
 		return -EINVAL;
 	pthread_rwlock_wrlock(&in->lock);
-	err = lower_psize_st(h->fd, &ps, &st);
+	err = lower_psize_st(m, h->fd, &ps, &st);
 	if (!err)
 		err = header_get(m, in, h->fd, true, &st);
 	if (!err)
@@ -1062,8 +1063,8 @@ int64_t xm_lseek(struct xmount *m, struct xhandle *h, off_t off, int whence)
 	if (off < 0)
 		return -ENXIO;
 	pthread_rwlock_rdlock(&in->lock);
-	err = lower_psize(h->fd, &ps);
-	r = err ? err : content_seek(h->fd, ps, (uint64_t)off, whence);
+	err = lower_psize(m, h->fd, &ps);
+	r = err ? err : content_seek(h->fd, m->doff, ps, (uint64_t)off, whence);
 	pthread_rwlock_unlock(&in->lock);
 	return r;
 }

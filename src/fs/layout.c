@@ -41,40 +41,47 @@ uint64_t layout_unit_start(uint64_t u)
 }
 
 /* see layout.h */
-uint64_t layout_coff(uint64_t poff)
+bool layout_doff_ok(uint32_t d)
 {
-	assert(poff <= UINT64_MAX - H);
-	return H + poff;
+	return d == LAYOUT_DOFF_COMPACT || d == LAYOUT_DOFF_ALIGNED;
 }
 
 /* see layout.h */
-uint64_t layout_unit_coff(uint64_t u)
+uint64_t layout_coff(uint32_t d, uint64_t poff)
 {
-	assert(u <= (UINT64_MAX - H) / U);
-	return H + u * U;
+	assert(layout_doff_ok(d) && poff <= UINT64_MAX - d);
+	return d + poff;
 }
 
 /* see layout.h */
-uint64_t layout_poff(uint64_t coff)
+uint64_t layout_unit_coff(uint32_t d, uint64_t u)
 {
-	assert(coff >= H);
-	return coff - H;
+	assert(layout_doff_ok(d) && u <= (UINT64_MAX - d) / U);
+	return d + u * U;
 }
 
 /* see layout.h */
-uint64_t layout_lower_size(uint64_t psize)
+uint64_t layout_poff(uint32_t d, uint64_t coff)
 {
-	return psize ? layout_coff(psize) : 0;
+	assert(layout_doff_ok(d) && coff >= d);
+	return coff - d;
 }
 
 /* see layout.h */
-int64_t layout_plain_size(uint64_t lower)
+uint64_t layout_lower_size(uint32_t d, uint64_t psize)
 {
+	return psize ? layout_coff(d, psize) : 0;
+}
+
+/* see layout.h */
+int64_t layout_plain_size(uint32_t d, uint64_t lower)
+{
+	assert(layout_doff_ok(d));
 	if (lower == 0)
 		return 0;
 	if (lower < H || lower > INT64_MAX)
 		return -EIO;
-	return (int64_t)(lower - H);
+	return lower <= d ? 0 : (int64_t)(lower - d);
 }
 
 /* see layout.h */

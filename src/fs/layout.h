@@ -8,8 +8,11 @@
  * way and the mapping is tested on its own (tests/unit/test_layout.c).
  *
  * The mapping: plaintext unit u is bytes [4096u, min(4096u + 4096, S)) of
- * a file of S bytes; it is stored at lower offset 40 + 4096u with the same
- * length, after the 40-byte file header (fileheader.h). Every unit is
+ * a file of S bytes; it is stored at lower offset D + 4096u with the same
+ * length, where D, the *data offset*, is the volume's (FORMAT 3.4): 40 in
+ * the compact layout, right after the 40-byte file header (fileheader.h);
+ * 4096 in the aligned layout, where the header is alone in the first
+ * lower block and each unit fills one lower block. Every unit is
  * 4096 bytes except the last, which has S mod 4096 bytes when that is not
  * 0; a last unit of 1..15 bytes is a *short tail* (FORMAT 3.5), part of
  * whose ciphertext lives in the header's tail slot.
@@ -27,14 +30,23 @@
 
 #define LAYOUT_UNIT_SIZE 4096 /* bytes of one full data unit */
 #define LAYOUT_HDR_SIZE 40    /* bytes of the per-file header */
+#define LAYOUT_DOFF_COMPACT 40   /* data offset D: the compact layout */
+#define LAYOUT_DOFF_ALIGNED 4096 /* ... the aligned layout */
 #define LAYOUT_TAIL_MAX 15    /* longest short tail: XTS needs >= 16 bytes */
 /*
- * The largest plaintext size a writer makes: its lower size (header
- * added) stays below INT64_MAX (off_t) with a unit to spare, so the end of
- * any unit of such a file is representable as an off_t too.
+ * The largest plaintext size a writer makes, in either layout: its lower
+ * size (data offset added) stays below INT64_MAX (off_t) with a unit to
+ * spare, so the end of any unit of such a file is representable as an
+ * off_t too.
  */
 #define LAYOUT_MAX_SIZE \
-	((uint64_t)INT64_MAX - LAYOUT_HDR_SIZE - LAYOUT_UNIT_SIZE)
+	((uint64_t)INT64_MAX - LAYOUT_DOFF_ALIGNED - LAYOUT_UNIT_SIZE)
+
+/*
+ * layout_doff_ok() - true if @d is a data offset: LAYOUT_DOFF_COMPACT or
+ * LAYOUT_DOFF_ALIGNED. The functions below that take one assert it.
+ */
+bool layout_doff_ok(uint32_t d);
 
 /* ---- offsets (layout.c) --------------------------------------------------- */
 
@@ -51,45 +63,48 @@ uint64_t layout_unit_of(uint64_t poff);
 uint64_t layout_unit_start(uint64_t u);
 
 /*
- * layout_coff() - lower offset of plaintext offset @poff: the header comes
- * first. @poff: at most UINT64_MAX - 40 (asserted). Return: 40 + @poff.
+ * layout_coff() - lower offset of plaintext offset @poff under data
+ * offset @d. @poff: at most UINT64_MAX - @d (asserted). Return: @d + @poff.
  * Also the lower size of a file with a header and @poff plaintext bytes.
  */
-uint64_t layout_coff(uint64_t poff);
+uint64_t layout_coff(uint32_t d, uint64_t poff);
 
 /*
  * layout_unit_coff() - lower offset of the first byte of unit @u.
- * @u: at most (UINT64_MAX - 40) / 4096 (asserted). Return: 40 + 4096 * @u.
+ * @u: at most (UINT64_MAX - @d) / 4096 (asserted).
+ * Return: @d + 4096 * @u.
  */
-uint64_t layout_unit_coff(uint64_t u);
+uint64_t layout_unit_coff(uint32_t d, uint64_t u);
 
 /*
  * layout_poff() - plaintext offset of lower offset @coff.
- * @coff: at least 40, i.e. not inside the header (asserted).
- * Return: @coff - 40.
+ * @coff: at least @d, i.e. not inside the header or the space after it
+ * (asserted). Return: @coff - @d.
  */
-uint64_t layout_poff(uint64_t coff);
+uint64_t layout_poff(uint32_t d, uint64_t coff);
 
 /* ---- sizes (layout.c) ----------------------------------------------------- */
 
 /*
  * layout_lower_size() - lower size of a plaintext file of @psize bytes
  * as a writer leaves it when it never had a header: 0 for 0 (an empty
- * lower file has no header yet, FORMAT 3.4), else 40 + @psize. Reverse
+ * lower file has no header yet, FORMAT 3.4), else @d + @psize. Reverse
  * mode shows exactly this. A file truncated to 0 keeps its header (lower
- * size 40): that is layout_coff(0).
- * @psize: at most UINT64_MAX - 40 (asserted). Return: the lower size.
+ * size @d): that is layout_coff(@d, 0).
+ * @psize: at most UINT64_MAX - @d (asserted). Return: the lower size.
  */
-uint64_t layout_lower_size(uint64_t psize);
+uint64_t layout_lower_size(uint32_t d, uint64_t psize);
 
 /*
- * layout_plain_size() - plaintext size of a lower file of @lower bytes.
+ * layout_plain_size() - plaintext size of a lower file of @lower bytes
+ * under data offset @d.
  * @lower: a file size (any value; above INT64_MAX is no file size and is
- * refused). Return: 0 for 0 (no header yet) and for 40 (header only);
- * @lower - 40 above that; -EIO for 1..39 (no room for the header) and for
- * @lower > INT64_MAX.
+ * refused). Return: 0 for 0 (no header yet) and for 40..@d (a header,
+ * and in the aligned layout a hole, or nothing yet, after it); @lower -
+ * @d above that; -EIO for 1..39 (no room for the header) and for @lower >
+ * INT64_MAX.
  */
-int64_t layout_plain_size(uint64_t lower);
+int64_t layout_plain_size(uint32_t d, uint64_t lower);
 
 /*
  * layout_nunits() - number of units of a file of @psize bytes (any

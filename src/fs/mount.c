@@ -326,6 +326,10 @@ int xm_init(struct xmount *m)
 	 * created 0666 come out 0644). Our own files ask for 0444 exactly.
 	 */
 	umask(0);
+	if (!m->doff)
+		m->doff = LAYOUT_DOFF_COMPACT;
+	if (!layout_doff_ok(m->doff))
+		return -EINVAL;
 	m->dops.root_fd = m->root_fd;
 	m->dops.names = m->names;
 	m->dops.durable = m->readonly ? NULL : &m->durable;
@@ -621,7 +625,7 @@ static int64_t link_size(struct xmount *m, int fd)
 static int attr_fix(struct xmount *m, int fd, struct stat *st)
 {
 	if (S_ISREG(st->st_mode)) {
-		int64_t ps = content_plain_size((uint64_t)st->st_size);
+		int64_t ps = content_plain_size(m->doff, (uint64_t)st->st_size);
 
 		/*
 		 * A 1..39-byte lower file (no room for its header): shown

@@ -110,6 +110,10 @@ struct xmount {
 	const struct names_ctx *xattr_names; /* names key for xattrs, always */
 	const struct aes_cmac_key *idkey; /* header key: new dirids (FORMAT
 					   * 4.2); needed to write names */
+	uint32_t doff;                /* the files' data offset (layout.h):
+				       * LAYOUT_DOFF_ALIGNED if the volume's
+				       * flags say so; 0 is taken for
+				       * LAYOUT_DOFF_COMPACT by xm_init() */
 	bool readonly;                /* -o ro */
 	bool writeback;               /* -o writeback: kernel writeback cache */
 	bool wbguard;                 /* ... with the writeback guard

@@ -487,7 +487,8 @@ static void node_check(struct xm_notify *n, struct xnode *in)
 	if (fstatat(in->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_nlink > 0) { /* a removed object: its name's event tells */
 		int64_t ps = S_ISREG(st.st_mode) ?
-			     content_plain_size((uint64_t)st.st_size) : 0;
+			     content_plain_size(n->m->doff,
+						(uint64_t)st.st_size) : 0;
 
 		pthread_mutex_lock(&in->seen_lock);
 		tell = must_tell(in, &st, ps < 0 ? 0 : ps, &pages);

@@ -311,7 +311,8 @@ static int real_attr(struct rfs *fs, struct rinode *in, struct stat *st)
 	if (fstatat(in->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
 		return -errno;
 	if (S_ISREG(st->st_mode)) {
-		st->st_size = (off_t)layout_lower_size((uint64_t)st->st_size);
+		st->st_size = (off_t)layout_lower_size(LAYOUT_DOFF_COMPACT,
+						      (uint64_t)st->st_size);
 	} else if (S_ISLNK(st->st_mode)) {
 		char *s = malloc(NAMES_TARGET_MAX), *f = malloc(NAMES_TARGET_MAX);
 		bool lg;

@@ -196,7 +196,8 @@ static ssize_t read_real(struct rfs *fs, struct rinode *in, int fd,
 	if (err)
 		return err;
 	psize = (uint64_t)st.st_size;
-	vsize = layout_lower_size(psize);
+	/* a reverse view is always of the compact layout (FORMAT 5.1) */
+	vsize = layout_lower_size(LAYOUT_DOFF_COMPACT, psize);
 	if (o >= vsize)
 		return 0;
 	if (size > vsize - o)
@@ -212,8 +213,10 @@ static ssize_t read_real(struct rfs *fs, struct rinode *in, int fd,
 	}
 	if (got < size) {
 		/* plaintext [a, b) covered, in whole units */
-		err = read_units(fs, in, fd, psize, layout_poff(o + got),
-				 layout_poff(o + size), out + got);
+		err = read_units(fs, in, fd, psize,
+				 layout_poff(LAYOUT_DOFF_COMPACT, o + got),
+				 layout_poff(LAYOUT_DOFF_COMPACT, o + size),
+				 out + got);
 		if (err)
 			return err;
 	}

@@ -178,7 +178,8 @@ static int parse_fields(struct tok *k, struct vol_key_info *ki)
 	    hex_into(ki->uuid, 16, &nib, v, n) || nib != 32)
 		return -EINVAL;
 	if (ki->format < VOL_VERSION_MIN || ki->format > VOL_VERSION ||
-	    (ki->flags & ~VOL_FLAGS_KNOWN))
+	    (ki->flags & ~VOL_FLAGS_KNOWN) ||
+	    ((ki->flags & VOL_FLAG_REVERSE) && (ki->flags & VOL_FLAG_ALIGNED)))
 		return -EPROTONOSUPPORT;
 	return 0;
 }

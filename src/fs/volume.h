@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "kdf.h"
+#include "layout.h"
 
 #define VOL_FILE_NAME "xtsfs.volume"
 #define VOL_TMP_NAME "xtsfs.volume.tmp"
@@ -46,7 +47,12 @@
 
 #define VOL_FLAG_PLAINTEXT_NAMES (1u << 0)
 #define VOL_FLAG_REVERSE (1u << 1)  /* made by mkfs --reverse */
-#define VOL_FLAGS_KNOWN (VOL_FLAG_PLAINTEXT_NAMES | VOL_FLAG_REVERSE)
+#define VOL_FLAG_ALIGNED (1u << 2)  /* the aligned layout (FORMAT 3.4) */
+#define VOL_FLAGS_KNOWN (VOL_FLAG_PLAINTEXT_NAMES | VOL_FLAG_REVERSE | \
+			 VOL_FLAG_ALIGNED)
+/* the data offset of a volume's files (layout.h) under @flags */
+#define VOL_DOFF(flags) \
+	((flags) & VOL_FLAG_ALIGNED ? LAYOUT_DOFF_ALIGNED : LAYOUT_DOFF_COMPACT)
 
 /*
  * struct vol_keys - the volume key blob, as unwrapped. Lives in locked

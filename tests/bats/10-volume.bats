@@ -254,6 +254,32 @@ teardown() { common_teardown; }
 	[[ "$output" != *"$key"* ]]
 }
 
+@test "--layout: compact by default, aligned recorded in the header (flag bit 2); bad values and --reverse refused" {
+	mkvol "$T/c" --layout=compact
+	run xtsfs-info "$T/c"
+	[[ "$output" == *"compact layout (data at lower offset 40)"* ]]
+	[[ "$output" == *"flags:           none"* ]]
+	mkvol "$T/a" --layout=aligned
+	run xtsfs-info "$T/a"
+	[[ "$output" == *"aligned layout (data at lower offset 4096)"* ]]
+	[[ "$output" == *"flags:           aligned"* ]]
+	run xtsfs-info --json "$T/a"
+	echo "$output" | python3 -c 'import json,sys; assert json.load(sys.stdin)["layout"] == "aligned"'
+	# FORMAT 2.2: flags, LE32 at offset 60 of both copies
+	[ "$(od -An -tu4 -j60 -N4 "$T/a/xtsfs.volume" | tr -d ' ')" = 4 ]
+	[ "$(od -An -tu4 -j4156 -N4 "$T/a/xtsfs.volume" | tr -d ' ')" = 4 ]
+	[ "$(od -An -tu4 -j60 -N4 "$T/c/xtsfs.volume" | tr -d ' ')" = 0 ]
+	run xtsfs-mkfs -q "${KDF[@]}" --passfile "$T/pass" --layout=sparse "$T/b"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"'sparse' is not a layout (compact or aligned)"* ]]
+	[ ! -e "$T/b/xtsfs.volume" ]
+	mkdir "$T/p"
+	run xtsfs-mkfs -q "${KDF[@]}" --passfile "$T/pass" --reverse --layout=aligned "$T/p"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"cannot be used with --reverse"* ]]
+	[ ! -e "$T/p/.xtsfs.volume" ]
+}
+
 @test "--plaintext-names is recorded in the header" {
 	mkvol "$T/v" --plaintext-names
 	run xtsfs-info "$T/v"

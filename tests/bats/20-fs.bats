@@ -23,9 +23,10 @@ check_sizes() {
 		[ "$(lsize "$M/f$s")" -eq "$s" ]
 		lo=$(lower_of "$M/f$s")
 		[ -n "$lo" ]
-		# FORMAT 3.4: 40-byte header + S bytes; a file created through
-		# the mount gets its header at once, so an empty one is 40 too
-		[ "$(lsize "$lo")" -eq $((40 + s)) ]
+		# FORMAT 3.4: data offset D (40 after the header, or 4096 in
+		# the aligned layout) + S bytes; a file created through the
+		# mount gets its 40-byte header at once, so an empty one is 40
+		[ "$(lsize "$lo")" -eq "$(lower_for "$s")" ]
 		[ "$(md5 "$M/f$s")" = "$(md5 "$R/f$s")" ]
 		cmp "$M/f$s" "$R/f$s"
 	done
@@ -54,7 +55,7 @@ check_sizes() {
 	[ "$(cat "$M/e" | wc -c)" -eq 0 ]
 	printf 'hello' >>"$M/e"
 	[ "$(cat "$M/e")" = hello ]
-	[ "$(lsize "$lo")" -eq 45 ]
+	[ "$(lsize "$lo")" -eq "$(lower_for 5)" ]
 	remount "$C" "$M"
 	[ "$(cat "$M/e")" = hello ]
 }
@@ -205,7 +206,7 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	[ "$(readlink "$C/lnk")" = "dir one" ]
 	# no dirids on such a volume
 	[ ! -e "$C/dir one/xtsfs.dirid" ]
-	[ "$(lsize "$C/dir one/file ü.txt")" -eq 43 ]
+	[ "$(lsize "$C/dir one/file ü.txt")" -eq "$(lower_for 3)" ]
 	refute grep -q hi "$C/dir one/file ü.txt"
 	[ "$(ls -A "$M" | LC_ALL=C sort | tr '\n' ' ')" = "dir one lnk " ]
 	run stat "$M/xtsfs.volume"
@@ -734,7 +735,7 @@ PY
 			printf 'zz' | dd of="$R/f" bs=1 seek=$((s / 2)) conv=notrunc status=none
 		fi
 	done
-	[ "$(lsize "$(lower_of "$M/f")")" -eq 43 ]
+	[ "$(lsize "$(lower_of "$M/f")")" -eq "$(lower_for 3)" ]
 	remount "$C" "$M"
 	cmp "$M/f" "$R/f"
 }
@@ -744,7 +745,7 @@ PY
 	truncate -s 10G "$M/big"
 	[ "$(lsize "$M/big")" -eq 10737418240 ]
 	lo=$(lower_of "$M/big")
-	[ "$(lsize "$lo")" -eq $((10737418240 + 40)) ]
+	[ "$(lsize "$lo")" -eq "$(lower_for 10737418240)" ]
 	[ "$(du -k "$lo" | cut -f1)" -lt 1024 ]
 	[ "$(head -c 5 "$M/big")" = head ]
 	dd if="$M/big" bs=1M skip=5000 count=2 status=none | cmp - <(head -c 2097152 /dev/zero)
@@ -873,7 +874,7 @@ PY
 	remount "$C" "$M"
 	for seed in 1 2 3; do
 		cmp "$M/r$seed" "$R/r$seed"
-		[ "$(lsize "$(lower_of "$M/r$seed")")" -eq $((40 + $(lsize "$R/r$seed"))) ]
+		[ "$(lsize "$(lower_of "$M/r$seed")")" -eq "$(lower_for "$(lsize "$R/r$seed")" cut)" ]
 	done
 }
 
@@ -912,7 +913,7 @@ PY
 	python3 -c 'import os, stat, sys; os.mknod(sys.argv[1], stat.S_IFREG | 0o640)' "$M/reg"
 	[ "$(lsize "$M/reg")" -eq 0 ]
 	[ "$(stat -c %a "$M/reg")" = 640 ]
-	[ "$(lsize "$(lower_of "$M/reg")")" -eq 40 ]
+	[ "$(lsize "$(lower_of "$M/reg")")" -eq "$(lower_for 0)" ]
 	printf abc >>"$M/reg"
 	[ "$(cat "$M/reg")" = abc ]
 }
@@ -944,7 +945,7 @@ PY
 	mkdata "$M/f" 10000 1
 	: >"$M/f"
 	[ "$(lsize "$M/f")" -eq 0 ]
-	[ "$(lsize "$(lower_of "$M/f")")" -eq 40 ]
+	[ "$(lsize "$(lower_of "$M/f")")" -eq "$(lower_for 0 cut)" ]
 	echo new >"$M/f"
 	[ "$(cat "$M/f")" = new ]
 	run python3 -c "import os,sys; os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT|os.O_EXCL)" "$M/f"
@@ -1339,7 +1340,7 @@ C
 	done
 	[ "$(cat "$M/f")" = data ]
 	lo=$(lower_of "$M/f")
-	[ "$(lsize "$lo")" -eq 45 ]
+	[ "$(lsize "$lo")" -eq "$(lower_for 5)" ]
 }
 
 @test "mount refusals: mount point unusable (9); with -f: no volume (5), wrong passphrase (4)" {
@@ -1555,6 +1556,12 @@ C
 			[ -s "$T/stat.$j.m" ]
 		done
 		for j in 0 1; do
+			# ls's "total" sums the blocks the files take, which in
+			# the aligned layout are the lower files' own (a small
+			# file's header takes a block of its own): not ext4's
+			if [ "$DOFF" != 40 ]; then
+				sed -i '/^total /d' "$T/ls.$j.ref" "$T/ls.$j.m"
+			fi
 			diff "$T/ls.$j.ref" "$T/ls.$j.m"
 		done
 		[ "$(wc -l <"$T/names.$pass")" -eq 720 ]

@@ -96,7 +96,7 @@ overwrite() {
 	# FORMAT 3.2: XTS blocks of a unit are independent, and a unit of L
 	# bytes with L a multiple of 16 needs no stealing: the first L bytes
 	# of a full unit decrypt to the first L plaintext bytes.
-	cut_file f 10000 5 $((40 + 4096 + 2048))
+	cut_file f 10000 5 $((DOFF + 4096 + 2048))
 	[ "$(lsize "$M/f")" -eq 6144 ]
 	cmp "$M/f" <(head -c 6144 "$R/f")
 }
@@ -104,7 +104,7 @@ overwrite() {
 @test "a lower file cut into a short tail (1..15 bytes): EIO, not garbage" {
 	# FORMAT 3.5: the tail's padding must decrypt to zeros; the slot of a
 	# file that had no short tail is zero, so the check fails.
-	cut_file f 10000 6 $((40 + 4096 + 5))
+	cut_file f 10000 6 $((DOFF + 4096 + 5))
 	[ "$(lsize "$M/f")" -eq 4101 ]
 	run cat "$M/f"
 	[ "$status" -ne 0 ]
@@ -118,7 +118,7 @@ overwrite() {
 	# before it are intact. FORMAT 3.2: a unit of L = 904 bytes
 	# (56 blocks + 8 bytes) decrypts blocks 0..54 as a full unit would;
 	# only the last two (ciphertext stealing) come out wrong.
-	cut_file f 10000 7 $((40 + 5000))
+	cut_file f 10000 7 $((DOFF + 5000))
 	[ "$(lsize "$M/f")" -eq 5000 ]
 	cat "$M/f" >"$T/read"
 	[ "$(lsize "$T/read")" -eq 5000 ]
@@ -127,7 +127,7 @@ overwrite() {
 
 @test "a lower file cut in the middle of a unit: the read is correct or EIO, never garbage" {
 	skip "KNOWN LIMITATION (doc/SECURITY.md): the last CTS blocks of a cut unit decrypt to garbage, returned silently"
-	cut_file f 10000 7 $((40 + 5000))
+	cut_file f 10000 7 $((DOFF + 5000))
 	[ "$(lsize "$M/f")" -eq 5000 ]
 	run cmp "$M/f" <(head -c 5000 "$R/f")
 	if [ "$status" -ne 0 ]; then
@@ -142,7 +142,7 @@ overwrite() {
 	mount_vol "$C" "$M"
 	prepare f $((3 * 4096 + 1000)) 8
 	umount_vol "$M"
-	flip_byte "$LO" $((40 + 4096 + 100))
+	flip_byte "$LO" $((DOFF + 4096 + 100))
 	mount_vol "$C" "$M"
 	[ "$(lsize "$M/f")" -eq $((3 * 4096 + 1000)) ]
 	cat "$M/f" >"$T/read"
@@ -163,7 +163,7 @@ PY
 	prepare f 10000 31
 	cmp "$M/f" "$R/f" # now in the page cache
 	# change it in place, with a new mtime, as a restore tool would
-	flip_byte "$LO" $((40 + 100))
+	flip_byte "$LO" $((DOFF + 100))
 	touch -d '2000-01-01 00:00:00' "$LO"
 	cat "$M/f" >"$T/read"
 	python3 - "$T/read" "$R/f" <<'PY'
@@ -232,7 +232,7 @@ PY
 	prepare u $((4096 + 7)) 10
 	prepare t $((4096 + 7)) 9
 	umount_vol "$M"
-	flip_byte "$LO" $((40 + 4096 + 3))     # the tail's stored bytes
+	flip_byte "$LO" $((DOFF + 4096 + 3))     # the tail's stored bytes
 	mount_vol "$C" "$M"
 	run cat "$M/t"
 	[[ "$output" == *"Input/output error"* ]]
@@ -445,7 +445,7 @@ PY
 		cmp <(tail -c +$((size - 1000 + done + 1)) "$M/big" | head -c $((1000 - done))) \
 			<(tail -c +$((size - 1000 + done + 1)) "$R/big" | head -c $((1000 - done)))
 	fi
-	[ "$(lsize "$(lower_of "$M/big")")" -eq $((40 + size2)) ]
+	[ "$(lsize "$(lower_of "$M/big")")" -eq "$(lower_for "$size2")" ]
 	rm "$M/big"
 	echo after >"$M/after"
 	[ "$(cat "$M/after")" = after ]

@@ -78,6 +78,44 @@ compare_trees() {
 	compare_trees "$T/src" "$T/out"
 }
 
+@test "aligned layout: the independent decryptor agrees; each unit is one lower block, after a header block with a hole" {
+	mkvol "$T/c" --layout=aligned --print-volume-key |
+		sed -n '/^xtsfs-key v2/,/^check=/p' >"$T/key"
+	grep -q 'flags=0x00000004' "$T/key"
+	mkdir "$T/m" "$T/src"
+	make_tree "$T/src"
+	xtsfs --passfile "$T/pass" "$T/c" "$T/m"
+	track_mount "$T/m"
+	cp -a "$T/src/." "$T/m/"
+	printf 'changed' | dd of="$T/m/size-4097" bs=1 seek=4090 conv=notrunc status=none
+	printf 'changed' | dd of="$T/src/size-4097" bs=1 seek=4090 conv=notrunc status=none
+	truncate -s 3 "$T/m/size-16" "$T/src/size-16"
+	# FORMAT 3.4: 4096 + S bytes (40 for a new empty file)
+	for s in 0 1 15 17 4095 4096 $((1048576 + 3)); do
+		lo=$(find "$T/c" -inum "$(stat -c %i "$T/m/size-$s")" -print -quit)
+		[ "$(stat -c %s "$lo")" -eq $((s ? 4096 + s : 40)) ]
+	done
+	# bytes [40, 4096) are zeros, and a hole: the 1 MiB file takes no
+	# more than its data, the header's block and a block of slack
+	lo=$(find "$T/c" -inum "$(stat -c %i "$T/m/size-$((1048576 + 3))")" -print -quit)
+	cmp -n 4056 <(tail -c +41 "$lo") /dev/zero
+	[ "$(stat -c %b "$lo")" -le $(((4096 + 1048576 + 4096 + 4096) / 512)) ]
+	# rewriting plaintext block 100 rewrites lower block 101 and no other
+	big="size-$((1048576 + 3))"
+	cp "$lo" "$T/before"
+	head -c 4096 /dev/urandom >"$T/blk"
+	for d in "$T/m" "$T/src"; do
+		dd if="$T/blk" of="$d/$big" bs=4096 seek=100 conv=notrunc status=none
+	done
+	fusermount3 -u "$T/m"
+	changed=$(cmp -l "$T/before" "$lo" | awk '{print int(($1 - 1) / 4096)}' | sort -u)
+	[ "$changed" = 101 ]
+	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	compare_trees "$T/src" "$T/out"
+}
+
 @test "the independent decryptor refuses a tampered header and a wrong key" {
 	mkvol "$T/c" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/key"
 	mkvol "$T/c2" --print-volume-key | grep -E '^[0-9a-f]{8}-' >"$T/key2"

@@ -90,6 +90,48 @@ version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
 	diff "$G/format1.manifest" "$T/got"
 }
 
+# The aligned layout (FORMAT.md 3.4, flag bit 2): tests/golden/aligned.tar.gz
+# was made by the commit that added it (tests/golden/make-aligned.sh),
+# with populate.sh's tree, so its mount shows format1.manifest too.
+@test "the aligned golden volume mounts, shows its tree, checks clean and takes writes" {
+	rm -rf "$T/v" && mkdir "$T/v"
+	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
+		-xzf "$G/aligned.tar.gz"
+	[ "$(od -A n -t u4 -j 60 -N 4 "$T/v/xtsfs.volume" | tr -d ' ')" -eq 4 ]
+	# its data: 4096 + S bytes (FORMAT 3.4), e.g. docs/sub/13000
+	[ -n "$(find "$T/v" -type f -size 17096c)" ]
+	gmount -o ro
+	"$G/manifest.sh" "$T/m" >"$T/got"
+	diff "$G/format1.manifest" "$T/got"
+	fusermount3 -u "$T/m"
+	run -0 xtsfs-fsck --passfile "$T/gpass" "$T/v"
+	gmount
+	echo more >>"$T/m/docs/a.txt"
+	head -c 5000 /dev/urandom >"$T/f"
+	cp "$T/f" "$T/m/docs/sub/new"
+	fusermount3 -u "$T/m"
+	[ -n "$(find "$T/v" -type f -size 9096c)" ]
+	gmount -o ro
+	cmp "$T/f" "$T/m/docs/sub/new"
+	[ "$(tail -1 "$T/m/docs/a.txt")" = more ]
+}
+
+@test "the aligned golden volume: the independent decryptor reads it as the mount shows" {
+	local ref="$XTSFS_BUILD/tests/xtsfs-decrypt-ref"
+	[ -x "$ref" ] || skip "built without OpenSSL 3: no reference decryptor"
+	rm -rf "$T/v" && mkdir "$T/v"
+	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
+		-xzf "$G/aligned.tar.gz"
+	xtsfs-passwd --print-volume-key --passfile "$T/gpass" "$T/v" >"$T/key"
+	grep -q '^xtsfs-key v2 format=2 flags=0x00000004 ' "$T/key"
+	run "$ref" --volume-key-file "$T/key" "$T/v" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local same='/^xattr /d; s/^([a-z] [0-7]+) [0-9]+ /\1 - /'
+	"$G/manifest.sh" "$T/out" | sed -E "$same" | LC_ALL=C sort >"$T/got"
+	sed -E "$same" "$G/format1.manifest" | LC_ALL=C sort | diff - "$T/got"
+}
+
 @test "a volume of a format newer than 2 is refused with a clear message" {
 	chmod 600 "$T/v/xtsfs.volume"
 	patch_copies "$T/v/xtsfs.volume" 8 03000000

@@ -398,7 +398,7 @@ PY
 }
 
 @test "fsck: a file cut to a last unit of 1..15 bytes is found by its tail" {
-	damage cut "$LC1" $((40 + 4096 + 3))
+	damage cut "$LC1" $((DOFF + 4096 + 3))
 	left_case torn-tail /c1
 }
 

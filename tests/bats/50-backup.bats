@@ -37,7 +37,7 @@ port_volume() {
 	# precondition: holes stay holes in the cipher directory
 	big=$(find "$T/c" -type f -size +50M)
 	[ "$(echo "$big" | wc -l)" -eq 1 ]
-	[ "$(stat -c %s "$big")" -eq $((100 * 1048576 + 40)) ]
+	[ "$(stat -c %s "$big")" -eq "$(lower_for $((100 * 1048576)))" ]
 	[ "$(sparse_kib "$big")" -lt 1024 ]
 }
 
@@ -169,7 +169,7 @@ change_blocks() {
 	rsync --modify-window=-1 -a "$T/c/" "$T/b/"
 	lower=$(find "$T/c" -type f -size +1M)
 	size=$(stat -c %s "$lower")
-	[ "$size" -eq $((64 * 1048576 + 40)) ]
+	[ "$size" -eq "$(lower_for $((64 * 1048576)))" ]
 	for k in 1 8 64; do
 		mount_vol "$T/c" "$T/m"
 		change_blocks "$k" "$T/m/big" "$T/ref"
@@ -235,7 +235,7 @@ change_blocks() {
 	figure "rsync after an identical rewrite of 3 files: $nreg files transferred, literal $lit bytes, matched $matched bytes"
 	[ "$nreg" -eq 3 ]
 	[ "$lit" -eq 0 ]
-	[ "$matched" -eq $((64 * 1048576 + 2 * 1048576 + 1007 + 3 * 40)) ]
+	[ "$matched" -eq $((64 * 1048576 + 2 * 1048576 + 1007 + 3 * DOFF)) ]
 }
 
 @test "rsync --checksum: two backups of an unchanged volume are identical" {
@@ -383,7 +383,7 @@ PY
 	diff -r --no-dereference -x .xtsfs.volume "$T/p" "$T/mb" 2>&1 | grep -v 'is a fifo while' | { ! grep .; }
 	# holes in the plaintext stayed holes through the view and rsync -S
 	big=$(find "$T/b" -type f -size +50M)
-	[ "$(stat -c %s "$big")" -eq $((100 * 1048576 + 40)) ]
+	[ "$(stat -c %s "$big")" -eq "$(lower_for $((100 * 1048576)))" ]
 	kib=$(sparse_kib "$big")
 	figure "reverse view copied with rsync --modify-window=-1 -aHS: the 100 MiB sparse file takes $kib KiB"
 	[ "$kib" -lt 1024 ]
@@ -550,7 +550,7 @@ PY
 	rsync --modify-window=-1 -aHS "$T/v/" "$T/b/"
 	vl=$(view_of "$T/p/huge" "$T/v")
 	size=$(stat -c %s "$vl")
-	[ "$size" -eq $((64 * 1048576 + 40)) ]
+	[ "$size" -eq "$(lower_for $((64 * 1048576)))" ]
 	for bsopt in --block-size=4096 ""; do
 		blk=$(distinct_blocks 1 16384)
 		head -c 4096 /dev/urandom | dd of="$T/p/huge" bs=4096 seek="$blk" count=1 conv=notrunc status=none

@@ -20,6 +20,40 @@ if [ -n "${XTSFS_TEST_OPTS:-}" ]; then
 	fi
 	PATH="$_wrap:$PATH"
 fi
+# XTSFS_TEST_MKFS_OPTS=OPTS: every xtsfs-mkfs the tests run gets OPTS
+# first (tests/run-all.sh runs the core files again on volumes made with
+# --layout=aligned), the same way.
+if [ -n "${XTSFS_TEST_MKFS_OPTS:-}" ]; then
+	_wrap="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xtsfs-test-mkfs-opts"
+	if [ ! -x "$_wrap/xtsfs-mkfs" ]; then
+		mkdir -p "$_wrap"
+		printf '#!/bin/sh\nexec %q $XTSFS_TEST_MKFS_OPTS "$@"\n' \
+			"$BIN/xtsfs-mkfs" >"$_wrap/xtsfs-mkfs.$$"
+		chmod +x "$_wrap/xtsfs-mkfs.$$"
+		mv -f "$_wrap/xtsfs-mkfs.$$" "$_wrap/xtsfs-mkfs"
+	fi
+	PATH="$_wrap:$PATH"
+fi
+# DOFF: the data offset of the files of the volumes the tests make
+# (FORMAT 3.4): 40, or 4096 in the aligned layout.
+DOFF=40
+case " ${XTSFS_TEST_MKFS_OPTS:-} " in
+*--layout=aligned*) DOFF=4096 ;;
+esac
+
+# lower_for S [cut]: the lower size of a file of S plaintext bytes: DOFF +
+# S; for 0, 40 (the header a new file gets), or with "cut" (a file
+# truncated to 0 after it had data) DOFF.
+lower_for() {
+	if [ "$1" -gt 0 ]; then
+		echo $((DOFF + $1))
+	elif [ "${2:-}" = cut ]; then
+		echo "$DOFF"
+	else
+		echo 40
+	fi
+}
+
 # Tiny costs keep the suite fast; real volumes are calibrated to ~1 s.
 KDF=(--argon2-time 1 --argon2-memory 64 --argon2-lanes 1)
 

@@ -2,7 +2,7 @@
 /*
  * fuzz_content.c - fuzz target for file contents read from an untrusted
  * lower file (content.h, FORMAT.md 3.4-3.6): the per-file header
- * (content_read_header(), content_plain_size()), reads of every unit
+ * (content_read_header(), content_plain_size(H, )), reads of every unit
  * kind (full, ciphertext stealing, short tail with its header slot,
  * holes) and partial writes over what is there, under a fixed test XTS
  * key. The lower file is a memfd.
@@ -30,7 +30,7 @@
 #include "xts.h"
 
 #define U CONTENT_UNIT
-#define H CONTENT_HDR_SIZE
+#define H CONTENT_HDR_SIZE /* also the data offset: the compact layout */
 #define MAXPLAIN (4 * U)
 /* room for any plaintext here: a write may grow a file by 2.3 units */
 #define BUFMAX (12 * U)
@@ -151,11 +151,11 @@ static void raw(unsigned flags, const uint8_t *d, size_t size)
 	d += 4;
 	size -= 4;
 
-	ps = content_plain_size(size);
+	ps = content_plain_size(H, size);
 	FUZZ_CHECK(size == 0 ? ps == 0 :
 		   size < H ? ps == -EIO : ps == (int64_t)(size - H));
 	fd = fuzz_memfd(d, size);
-	rc = content_read_header(fd, &h);
+	rc = content_read_header(fd, H, &h);
 	if (size == 0) {
 		FUZZ_CHECK(rc == -ENODATA);
 	} else if (size < H || memcmp(d, "xtsf\1\0\0\0", 8)) {
@@ -233,6 +233,7 @@ static void built(const uint8_t *d, size_t size)
 
 	memcpy(hdr + 8, file_id, 16);
 	memcpy(h.id, file_id, 16);
+	h.doff = H;
 	fd = fuzz_memfd(hdr, H);
 	if (split)
 		FUZZ_CHECK(content_write(xts(), fd, &h, &psize, d, split, 0,
@@ -255,9 +256,9 @@ static void built(const uint8_t *d, size_t size)
 		/* cut: in the header, or in the data */
 		cut = pos % lsize;
 		FUZZ_CHECK(ftruncate(fd, (off_t)cut) == 0);
-		FUZZ_CHECK(content_plain_size(cut) ==
+		FUZZ_CHECK(content_plain_size(H, cut) ==
 			   (cut == 0 ? 0 : cut < H ? -EIO : (int64_t)(cut - H)));
-		rc = content_read_header(fd, &h);
+		rc = content_read_header(fd, H, &h);
 		FUZZ_CHECK(rc == (cut == 0 ? -ENODATA : cut < H ? -EIO : 0));
 		if (rc)
 			goto out;
@@ -279,7 +280,7 @@ static void built(const uint8_t *d, size_t size)
 	pos %= lsize;
 	lower[pos] ^= 0x01;
 	FUZZ_CHECK(pwrite(fd, lower + pos, 1, (off_t)pos) == 1);
-	rc = content_read_header(fd, &h);
+	rc = content_read_header(fd, H, &h);
 	if (pos < 8) {
 		FUZZ_CHECK(rc == -EIO);
 		goto out;

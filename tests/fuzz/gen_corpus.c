@@ -411,6 +411,7 @@ static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower)
 
 	memcpy(hdr + 8, "fuzz-content-id", 16);
 	memcpy(h.id, hdr + 8, 16);
+	h.doff = LAYOUT_DOFF_COMPACT;
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)(i * 7 + 1);
 	fd = fuzz_memfd(hdr, sizeof(hdr));

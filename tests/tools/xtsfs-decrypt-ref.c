@@ -60,6 +60,7 @@
 #define CRC_OFF 4092
 #define FLAG_PLAINTEXT_NAMES 0x1u
 #define FLAG_REVERSE 0x2u
+#define FLAG_ALIGNED 0x4u
 
 /* 3.4 */
 #define FHDR_SIZE 40
@@ -89,6 +90,7 @@
 
 static int g_status;			/* 1 once any inconsistency was seen */
 static bool g_plaintext_names;
+static uint64_t g_doff = FHDR_SIZE;	/* data offset D, 3.4 */
 static uint8_t g_blob[BLOB_SIZE];	/* the volume key blob, 2.4 */
 static EVP_CIPHER *g_siv;
 static EVP_CIPHER_CTX *g_xts;		/* keyed once with the contents key */
@@ -543,8 +545,10 @@ static const char *check_copy(const uint8_t *c, char *buf, size_t bufsz)
 	if (le32(c + 56) != UNIT)
 		return "data unit size is not 4096";
 	flags = le32(c + 60);
-	if (flags & ~(FLAG_PLAINTEXT_NAMES | FLAG_REVERSE))
+	if (flags & ~(FLAG_PLAINTEXT_NAMES | FLAG_REVERSE | FLAG_ALIGNED))
 		return "unknown flag bits set";
+	if ((flags & FLAG_REVERSE) && (flags & FLAG_ALIGNED))
+		return "reverse mode and the aligned layout together (5.1)";
 	if (flags & FLAG_PLAINTEXT_NAMES) {
 		if (!all_zero(c + 64, 16))
 			return "names cipher is not empty on a plaintext-names volume";
@@ -669,6 +673,7 @@ static void read_header(const char *cipherdir)
 		    "wrong volume key, or the header was changed by someone "
 		    "without the key; refusing the volume", path);
 	g_plaintext_names = le32(use + 60) & FLAG_PLAINTEXT_NAMES;
+	g_doff = le32(use + 60) & FLAG_ALIGNED ? UNIT : FHDR_SIZE; /* 3.4 */
 	free(path);
 }
 
@@ -739,7 +744,8 @@ static void decrypt_contents(int lfd, const char *lpath, int ofd)
 		report(lpath, "file header reserved bytes 6..8 are not zero (3.4)");
 	memcpy(id, hdr + 8, 16);
 
-	size = (uint64_t)st.st_size - FHDR_SIZE;
+	/* 3.4: D + S bytes; 40..D bytes is a header and no data */
+	size = (uint64_t)st.st_size <= g_doff ? 0 : (uint64_t)st.st_size - g_doff;
 	tail = (unsigned)(size % UNIT);
 	nunits = size / UNIT + (tail ? 1 : 0);
 
@@ -754,9 +760,9 @@ static void decrypt_contents(int lfd, const char *lpath, int ofd)
 		uint64_t clen = size - off < (uint64_t)sizeof(buf) ?
 				size - off : (uint64_t)sizeof(buf);
 
-		if (pread_full(lfd, buf, (size_t)clen, (off_t)(FHDR_SIZE + off)) != 0) {
+		if (pread_full(lfd, buf, (size_t)clen, (off_t)(g_doff + off)) != 0) {
 			report(lpath, "read error at lower offset %llu: %s",
-			       (unsigned long long)(FHDR_SIZE + off), errstr(errno));
+			       (unsigned long long)(g_doff + off), errstr(errno));
 			goto out;
 		}
 		for (uint64_t k = 0; k * UNIT < clen; k++) {

@@ -102,7 +102,7 @@ static void make_file(const char *name, size_t len, struct lname *ln)
 	fd = openat(topfd, ln->stored, O_RDWR | O_CREAT | O_EXCL, 0644);
 	CHECK(fd >= 0, "create %s", name);
 	memset(buf, 'x', sizeof(buf));
-	CHECK_OK(content_init_header(fd, &h));
+	CHECK_OK(content_init_header(fd, LAYOUT_DOFF_COMPACT, &h));
 	CHECK(content_write(X, fd, &h, &ps, buf, len, 0, 0) == (ssize_t)len,
 	      "write %s", name);
 	close(fd);

@@ -4,12 +4,13 @@
  * reproducible random sequences of writes (random offsets and lengths,
  * random data and runs of zeros), truncates, punched holes, zero ranges
  * and allocations, each followed by checks that the lower size is
- * 40 + plaintext size and that reads at random places match the model;
+ * D + plaintext size and that reads at random places match the model;
  * plus targeted cases: every short-tail length, sparseness of holes
  * (punches free lower blocks), SEEK_DATA/SEEK_HOLE, corrupt headers and
  * torn tails (EIO), the zero rule, failed writes that change nothing,
  * and which writes reserve space first (fallocate made to fail with
- * seccomp). Runs on every cipher core this CPU has.
+ * seccomp). Runs on every cipher core this CPU has, in both layouts
+ * (data offset D 40, compact, and 4096, aligned).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 static uint8_t *model, *got, *data;
 static uint64_t msize;
 static char path[] = "/tmp/xtsfs-test-content-XXXXXX";
+static uint32_t D = LAYOUT_DOFF_COMPACT; /* the layout under test */
 
 static uint64_t lower_size(int fd)
 {
@@ -50,7 +52,9 @@ static void check_all(const struct xts_ctx *x, int fd,
 
 	CHECK(ps == msize, "%s: size %llu, model %llu", after,
 	      (unsigned long long)ps, (unsigned long long)msize);
-	CHECK(lower_size(fd) == CONTENT_HDR_SIZE + msize,
+	/* a header alone is 40 bytes until a truncate makes it D */
+	CHECK(lower_size(fd) == layout_coff(D, msize) ||
+	      (msize == 0 && lower_size(fd) == CONTENT_HDR_SIZE),
 	      "%s: lower size %llu for plaintext %llu", after,
 	      (unsigned long long)lower_size(fd), (unsigned long long)msize);
 	n = content_read(x, fd, h, ps, got, msize + 100, 0);
@@ -98,7 +102,7 @@ static void random_ops(const struct xts_ctx *x, int fd, struct content_hdr *h,
 
 	msize = 0;
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	CHECK(content_init_header(fd, h) == 0, "header");
+	CHECK(content_init_header(fd, D, h) == 0, "header");
 	for (int i = 0; i < nops; i++) {
 		int op = (int)rng_below(10);
 		uint64_t off = rnd_off();
@@ -184,7 +188,7 @@ static uint64_t fresh_file(const struct xts_ctx *x, int fd,
 	uint64_t ps = 0;
 
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, h);
+	content_init_header(fd, D, h);
 	rng_bytes(model, len);
 	msize = len;
 	if (len)
@@ -206,7 +210,7 @@ static void every_length(const struct xts_ctx *x, int fd)
 		if (len <= 40) {
 			ps = 0;
 			CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-			content_init_header(fd, &h);
+			content_init_header(fd, D, &h);
 			for (uint64_t i = 0; i < len; i++)
 				content_write(x, fd, &h, &ps, model + i, 1, i, 0);
 			check_all(x, fd, &h, ps, "appends");
@@ -231,7 +235,7 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	uint8_t buf[100];
 
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, &h);
+	content_init_header(fd, D, &h);
 	memset(buf, 0xab, sizeof(buf));
 	/* 100 bytes at 0, then 100 bytes at 64 MiB: a sparse file */
 	content_write(x, fd, &h, &ps, buf, 100, 0, 0);
@@ -242,15 +246,15 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	CHECK(ps == (64u << 20) + 100, "size");
 	CHECK(content_read(x, fd, &h, ps, got, 4096, 1u << 20) == 4096 &&
 	      all_zero_test(got, 4096), "hole not zero");
-	CHECK(content_seek(fd, ps, 0, SEEK_DATA) == 0, "SEEK_DATA 0");
-	CHECK(content_seek(fd, ps, 5000, SEEK_DATA) == (64 << 20),
-	      "SEEK_DATA 5000 = %lld", (long long)content_seek(fd, ps, 5000,
+	CHECK(content_seek(fd, D, ps, 0, SEEK_DATA) == 0, "SEEK_DATA 0");
+	CHECK(content_seek(fd, D, ps, 5000, SEEK_DATA) == (64 << 20),
+	      "SEEK_DATA 5000 = %lld", (long long)content_seek(fd, D, ps, 5000,
 							       SEEK_DATA));
-	CHECK(content_seek(fd, ps, 0, SEEK_HOLE) == 4096,
-	      "SEEK_HOLE 0 = %lld", (long long)content_seek(fd, ps, 0, SEEK_HOLE));
-	CHECK(content_seek(fd, ps, (64u << 20) + 1, SEEK_HOLE) == (int64_t)ps,
+	CHECK(content_seek(fd, D, ps, 0, SEEK_HOLE) == 4096,
+	      "SEEK_HOLE 0 = %lld", (long long)content_seek(fd, D, ps, 0, SEEK_HOLE));
+	CHECK(content_seek(fd, D, ps, (64u << 20) + 1, SEEK_HOLE) == (int64_t)ps,
 	      "SEEK_HOLE at the end");
-	CHECK(content_seek(fd, ps, ps, SEEK_DATA) == -ENXIO, "past EOF");
+	CHECK(content_seek(fd, D, ps, ps, SEEK_DATA) == -ENXIO, "past EOF");
 	/* growing truncate stays sparse and reads zeros */
 	content_truncate(x, fd, &h, &ps, 1ull << 32);
 	fstat(fd, &st);
@@ -260,13 +264,13 @@ static void holes_and_seek(const struct xts_ctx *x, int fd)
 	/* punching the first unit makes it a hole that reads as zeros */
 	ps = 0;
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, &h);
+	content_init_header(fd, D, &h);
 	rng_bytes(data, 3 * 4096);
 	content_write(x, fd, &h, &ps, data, 3 * 4096, 0, 0);
 	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE |
 				FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0, "punch");
-	CHECK(content_seek(fd, ps, 0, SEEK_HOLE) == 4096, "punched hole");
-	CHECK(content_seek(fd, ps, 4096, SEEK_DATA) == 8192, "data after hole");
+	CHECK(content_seek(fd, D, ps, 0, SEEK_HOLE) == 4096, "punched hole");
+	CHECK(content_seek(fd, D, ps, 4096, SEEK_DATA) == 8192, "data after hole");
 	CHECK(content_fallocate(x, fd, &h, &ps, FALLOC_FL_PUNCH_HOLE, 0, 10) ==
 	      -EOPNOTSUPP, "punch without KEEP_SIZE");
 	/* punching many units frees the lower blocks inside them */
@@ -302,23 +306,27 @@ static void corruption(const struct xts_ctx *x, int fd)
 	uint8_t b = 0x55;
 
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	CHECK(content_read_header(fd, &h) == -ENODATA, "empty file");
-	CHECK(content_plain_size(0) == 0 && content_plain_size(39) == -EIO &&
-	      content_plain_size(40) == 0 && content_plain_size(41) == 1,
-	      "plain sizes");
+	CHECK(content_read_header(fd, D, &h) == -ENODATA, "empty file");
+	CHECK(content_plain_size(D, 0) == 0 &&
+	      content_plain_size(D, 39) == -EIO &&
+	      content_plain_size(D, 40) == 0 &&
+	      content_plain_size(D, D) == 0 &&
+	      content_plain_size(D, D + 1) == 1 &&
+	      content_plain_size(D, (uint64_t)INT64_MAX + 1) == -EIO,
+	      "plain sizes (D %u)", D);
 	CHECK(pwrite(fd, "xtsf", 4, 0) == 4, "pwrite");
-	CHECK(content_read_header(fd, &h) == -EIO, "short header");
+	CHECK(content_read_header(fd, D, &h) == -EIO, "short header");
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, &h);
+	content_init_header(fd, D, &h);
 	CHECK(pwrite(fd, "X", 1, 0) == 1, "pwrite");
-	CHECK(content_read_header(fd, &h) == -EIO, "bad magic");
+	CHECK(content_read_header(fd, D, &h) == -EIO, "bad magic");
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, &h);
+	content_init_header(fd, D, &h);
 	CHECK(pwrite(fd, "\x02", 1, 4) == 1, "pwrite");
-	CHECK(content_read_header(fd, &h) == -EIO, "future version");
+	CHECK(content_read_header(fd, D, &h) == -EIO, "future version");
 	/* a torn short tail: slot from another write */
 	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
-	content_init_header(fd, &h);
+	content_init_header(fd, D, &h);
 	content_write(x, fd, &h, &ps, (const uint8_t *)"hello", 5, 0, 0);
 	CHECK(content_read(x, fd, &h, ps, got, 5, 0) == 5 &&
 	      !memcmp(got, "hello", 5), "tail");
@@ -362,7 +370,7 @@ static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd,
 
 			/* the lower file may not grow by more than 1000 bytes */
 			lim = was;
-			lim.rlim_cur = CONTENT_HDR_SIZE + old + 1000;
+			lim.rlim_cur = layout_coff(D, old) + 1000;
 			CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
 			rng_bytes(data, 20000);
 			n = content_write(x, fd, &h, &ps, data, 20000, offs[j],
@@ -374,7 +382,9 @@ static void failed_writes_keep_old_data(const struct xts_ctx *x, int fd,
 			snprintf(what, sizeof(what), "failed write at %llu of a "
 				 "%llu-byte file", (unsigned long long)offs[j],
 				 (unsigned long long)old);
-			CHECK(ps == old && lower_size(fd) == CONTENT_HDR_SIZE + old,
+			CHECK(ps == old && (lower_size(fd) == layout_coff(D, old) ||
+					    (!old && lower_size(fd) ==
+						     CONTENT_HDR_SIZE)),
 			      "%s: size %llu, lower %llu", what,
 			      (unsigned long long)ps,
 			      (unsigned long long)lower_size(fd));
@@ -433,7 +443,7 @@ static ssize_t try_write(const struct xts_ctx *x, int fd,
 static void reserves_only_what_needs_space(const struct xts_backend *be,
 					   int fd)
 {
-	const uint64_t U = CONTENT_UNIT, H = CONTENT_HDR_SIZE;
+	const uint64_t U = CONTENT_UNIT, H = D;
 	struct content_hdr h;
 	struct xts_ctx *x;
 	uint8_t key[64];
@@ -527,14 +537,19 @@ int main(void)
 			CHECK(0, "ctx");
 			continue;
 		}
-		every_length(x, fd);
-		holes_and_seek(x, fd);
-		corruption(x, fd);
-		failed_writes_keep_old_data(x, fd, 0);
-		failed_writes_keep_old_data(x, fd, CONTENT_HOLES_SEEKABLE);
-		if (be == &xts_backend_software)
-			reserves_only_what_needs_space(be, fd);
-		random_ops(x, fd, &h, be == &xts_backend_software ? nops / 3 : nops);
+		for (int l = 0; l < 2; l++) {
+			D = l ? LAYOUT_DOFF_ALIGNED : LAYOUT_DOFF_COMPACT;
+			every_length(x, fd);
+			holes_and_seek(x, fd);
+			corruption(x, fd);
+			failed_writes_keep_old_data(x, fd, 0);
+			failed_writes_keep_old_data(x, fd,
+						    CONTENT_HOLES_SEEKABLE);
+			if (be == &xts_backend_software)
+				reserves_only_what_needs_space(be, fd);
+			random_ops(x, fd, &h, be == &xts_backend_software ?
+				   nops / 3 : nops);
+		}
 		xts_ctx_free(x);
 		printf("%-10s %s\n", be->name, test_failures == before ? "ok" : "FAILED");
 	}

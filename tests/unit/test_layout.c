@@ -32,7 +32,8 @@
 __extension__ typedef unsigned __int128 u128;
 
 #define U 4096u
-#define H 40u
+/* the data offset under test: 40 (compact), then 4096 (aligned) */
+static uint32_t H = LAYOUT_DOFF_COMPACT;
 
 static unsigned long checks;
 
@@ -75,7 +76,8 @@ static const uint64_t sizes[] = {
 	(UINT64_C(1) << 40) + 15, (UINT64_C(1) << 40) + 16,
 	(UINT64_C(1) << 40) + 4095,
 	LAYOUT_MAX_SIZE - 1, LAYOUT_MAX_SIZE, LAYOUT_MAX_SIZE + 1,
-	(uint64_t)INT64_MAX - H, (uint64_t)INT64_MAX - H + 1,
+	(uint64_t)INT64_MAX - 40, (uint64_t)INT64_MAX - 39,
+	(uint64_t)INT64_MAX - 4096, (uint64_t)INT64_MAX - 4095,
 	(uint64_t)INT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) + 15,
 	UINT64_MAX - 4096, UINT64_MAX - 4095, UINT64_MAX - 16, UINT64_MAX - 15,
 	UINT64_MAX - 1, UINT64_MAX,
@@ -91,8 +93,10 @@ static void test_constants(void)
 	CK(LAYOUT_TAIL_MAX == 15, "tail max");
 	CK(FILEHDR_SLOT_OFF == 24 && FILEHDR_ID_OFF == 8, "field offsets");
 	/* the lower size of the largest file, plus a unit, fits off_t */
-	CK(layout_coff(LAYOUT_MAX_SIZE) + U == (uint64_t)INT64_MAX,
-	   "LAYOUT_MAX_SIZE");
+	CK(layout_coff(LAYOUT_DOFF_ALIGNED, LAYOUT_MAX_SIZE) + U ==
+	   (uint64_t)INT64_MAX, "LAYOUT_MAX_SIZE");
+	CK(layout_doff_ok(40) && layout_doff_ok(4096) && !layout_doff_ok(0) &&
+	   !layout_doff_ok(41) && !layout_doff_ok(8192), "data offsets");
 }
 
 /* ---- offsets -------------------------------------------------------------- */
@@ -121,9 +125,9 @@ static void test_offsets(void)
 			CK(layout_unit_of(s - 1) == u - 1, "unit_of(%llu - 1)",
 			   (unsigned long long)s);
 		if (u <= (UINT64_MAX - H) / U) {
-			CK((u128)layout_unit_coff(u) == (u128)u * U + H,
+			CK((u128)layout_unit_coff(H, u) == (u128)u * U + H,
 			   "unit_coff(%llu)", (unsigned long long)u);
-			CK(layout_poff(layout_unit_coff(u)) == s, "poff(coff)");
+			CK(layout_poff(H, layout_unit_coff(H, u)) == s, "poff(coff)");
 		}
 	}
 	for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
@@ -132,15 +136,21 @@ static void test_offsets(void)
 		CK(layout_unit_of(p) == p / U, "unit_of(%llu)",
 		   (unsigned long long)p);
 		if (p <= UINT64_MAX - H) {
-			CK(layout_coff(p) == p + H, "coff(%llu)",
+			CK(layout_coff(H, p) == p + H, "coff(%llu)",
 			   (unsigned long long)p);
-			CK(layout_poff(layout_coff(p)) == p, "poff(coff(%llu))",
+			CK(layout_poff(H, layout_coff(H, p)) == p, "poff(coff(%llu))",
 			   (unsigned long long)p);
 		}
 	}
-	/* unit u of the lower file: 40 + 4096u, the FORMAT 3.4 example */
-	CK(layout_unit_coff(0) == 40 && layout_unit_coff(1) == 4136 &&
-	   layout_unit_coff(2) == 8232, "unit_coff small");
+	/* unit u of the lower file: D + 4096u (FORMAT 3.4) */
+	if (H == 40)
+		CK(layout_unit_coff(H, 0) == 40 &&
+		   layout_unit_coff(H, 1) == 4136 &&
+		   layout_unit_coff(H, 2) == 8232, "unit_coff small");
+	else
+		CK(layout_unit_coff(H, 0) == 4096 &&
+		   layout_unit_coff(H, 1) == 8192 &&
+		   layout_unit_coff(H, 2) == 12288, "unit_coff small, aligned");
 }
 
 /* ---- sizes and unit lengths ----------------------------------------------- */
@@ -212,33 +222,37 @@ static void test_round_trips(void)
 
 		if (s > (uint64_t)INT64_MAX - H)
 			continue; /* the lower size would not be a file size */
-		CK(layout_plain_size(layout_lower_size(s)) == (int64_t)s,
+		CK(layout_plain_size(H, layout_lower_size(H, s)) == (int64_t)s,
 		   "plain(lower(%llu))", (unsigned long long)s);
-		CK(layout_plain_size(layout_coff(s)) == (int64_t)s,
+		CK(layout_plain_size(H, layout_coff(H, s)) == (int64_t)s,
 		   "plain(header + %llu)", (unsigned long long)s);
 	}
-	CK(layout_lower_size(0) == 0, "an empty file has no header");
-	CK(layout_lower_size(1) == 41 && layout_lower_size(4096) == 4136,
-	   "lower_size");
-	CK(layout_lower_size(UINT64_MAX - H) == UINT64_MAX, "lower_size top");
-	CK(layout_plain_size(0) == 0 && layout_plain_size(40) == 0,
-	   "0 and 40 are both empty");
+	CK(layout_lower_size(H, 0) == 0, "an empty file has no header");
+	CK(layout_lower_size(H, 1) == H + 1 &&
+	   layout_lower_size(H, 4096) == H + 4096, "lower_size");
+	CK(layout_lower_size(H, UINT64_MAX - H) == UINT64_MAX, "lower_size top");
+	for (uint64_t l = 40; l <= H; l++)
+		CK(layout_plain_size(H, l) == 0, "0 and 40..%u are all empty: "
+		   "%llu", H, (unsigned long long)l);
+	CK(layout_plain_size(H, 0) == 0, "0 is empty");
 	for (uint64_t l = 1; l < 40; l++)
-		CK(layout_plain_size(l) == -EIO, "plain_size(%llu)",
+		CK(layout_plain_size(H, l) == -EIO, "plain_size(%llu)",
 		   (unsigned long long)l);
-	for (uint64_t l = 41; l < 3 * U; l++) {
-		int64_t p = layout_plain_size(l);
+	for (uint64_t l = H + 1; l < 3 * U + H; l++) {
+		int64_t p = layout_plain_size(H, l);
 
 		CK(p == (int64_t)(l - H) &&
-		   layout_lower_size((uint64_t)p) == l, "lower(plain(%llu))",
+		   layout_lower_size(H, (uint64_t)p) == l, "lower(plain(%llu))",
 		   (unsigned long long)l);
 	}
-	/* 40 maps to 0 and 0 back to 0: the one lower size not restored */
-	CK(layout_lower_size((uint64_t)layout_plain_size(40)) == 0, "40 -> 0");
-	CK(layout_plain_size((uint64_t)INT64_MAX) == INT64_MAX - 40,
+	/* 40..D map to 0 and 0 back to 0: the lower sizes not restored */
+	CK(layout_lower_size(H, (uint64_t)layout_plain_size(H, 40)) == 0 &&
+	   layout_lower_size(H, (uint64_t)layout_plain_size(H, H)) == 0,
+	   "40 and D -> 0");
+	CK(layout_plain_size(H, (uint64_t)INT64_MAX) == INT64_MAX - H,
 	   "plain_size(INT64_MAX)");
-	CK(layout_plain_size((uint64_t)INT64_MAX + 1) == -EIO &&
-	   layout_plain_size(UINT64_MAX) == -EIO, "no file is that large");
+	CK(layout_plain_size(H, (uint64_t)INT64_MAX + 1) == -EIO &&
+	   layout_plain_size(H, UINT64_MAX) == -EIO, "no file is that large");
 }
 
 /* ---- spans ---------------------------------------------------------------- */
@@ -324,17 +338,22 @@ static uint64_t call_start_top(void)
 
 static uint64_t call_coff_top(void)
 {
-	return layout_coff(UINT64_MAX - H + 1);
+	return layout_coff(H, UINT64_MAX - H + 1);
 }
 
 static uint64_t call_unit_coff_top(void)
 {
-	return layout_unit_coff((UINT64_MAX - H) / U + 1);
+	return layout_unit_coff(H, (UINT64_MAX - H) / U + 1);
 }
 
 static uint64_t call_poff_header(void)
 {
-	return layout_poff(39);
+	return layout_poff(H, H - 1);
+}
+
+static uint64_t call_bad_doff(void)
+{
+	return layout_coff(4095, 0);
 }
 
 static uint64_t call_last_empty(void)
@@ -385,9 +404,10 @@ static void test_contracts(void)
 		uint64_t (*fn)(void);
 	} cases[] = {
 		{ "unit_start(2^52)", call_start_top },
-		{ "coff(2^64 - 40)", call_coff_top },
+		{ "coff(2^64 - D)", call_coff_top },
+		{ "a data offset that is no layout's", call_bad_doff },
 		{ "unit_coff past the top", call_unit_coff_top },
-		{ "poff inside the header", call_poff_header },
+		{ "poff before the data", call_poff_header },
 		{ "last_unit(0)", call_last_empty },
 		{ "units_len past the end", call_units_past },
 		{ "span past the end", call_span_past },
@@ -403,8 +423,8 @@ static void test_contracts(void)
 	/* the last valid inputs do not */
 	CK(layout_unit_start(UINT64_MAX / U) == UINT64_MAX - (U - 1),
 	   "top unit start");
-	CK(layout_coff(UINT64_MAX - H) == UINT64_MAX, "top coff");
-	CK(layout_poff(40) == 0, "poff(40)");
+	CK(layout_coff(H, UINT64_MAX - H) == UINT64_MAX, "top coff");
+	CK(layout_poff(H, H) == 0, "poff(D)");
 }
 
 /* ---- the header codec ----------------------------------------------------- */
@@ -507,11 +527,14 @@ int main(void)
 {
 	rng_seed("layout");
 	test_constants();
-	test_offsets();
+	for (int l = 0; l < 2; l++) {
+		H = l ? LAYOUT_DOFF_ALIGNED : LAYOUT_DOFF_COMPACT;
+		test_offsets();
+		test_round_trips();
+		test_contracts();
+	}
 	test_sizes();
-	test_round_trips();
 	test_spans();
-	test_contracts();
 	test_header_golden();
 	test_header_codec();
 	test_header_corruption();

@@ -9,7 +9,7 @@
  * built with fixed test keys, and for every file:
  *   - the view's bytes, read whole and at odd offsets and lengths across
  *     the header and unit boundaries, agree with each other;
- *   - their length is layout_lower_size() of the plaintext size, also as
+ *   - their length is layout_lower_size(LAYOUT_DOFF_COMPACT, ) of the plaintext size, also as
  *     rfs_getattr() reports it;
  *   - fileheader_decode() parses the header, its id is the derived file
  *     id (FORMAT 5.2, recomputed here) and the slot is what 3.5 says;
@@ -268,6 +268,7 @@ static int forward_file(const struct xts_ctx *x, const struct tfile *f,
 		return fd; /* no header until the first data (FORMAT 3.4) */
 	memcpy(fh.id, id, 16);
 	memcpy(ch.id, id, 16);
+	ch.doff = LAYOUT_DOFF_COMPACT;
 	fileheader_encode(hdr, &fh);
 	CHECK(pwrite(fd, hdr, H, 0) == H, "forward header");
 	for (uint64_t u = 0; u < n;) {
@@ -340,7 +341,7 @@ static void check_header(const struct tfile *f, const char *name,
 	uint64_t u;
 	uint32_t n;
 
-	CHECK(fileheader_decode(&fh, vbuf, layout_lower_size(f->size)) == 0,
+	CHECK(fileheader_decode(&fh, vbuf, layout_lower_size(LAYOUT_DOFF_COMPACT, f->size)) == 0,
 	      "%s: the view's header does not parse", name);
 	CHECK(!memcmp(vbuf, "xtsf\1\0\0\0", 8), "%s: magic, version", name);
 	CHECK(!memcmp(fh.id, id, 16), "%s: not the derived file id", name);
@@ -355,7 +356,7 @@ static void check_header(const struct tfile *f, const char *name,
 	      "not zero", name, n);
 	if (hole[u])
 		CHECK(test_all_zero(fh.slot, 16) &&
-		      test_all_zero(vbuf + layout_unit_coff(u), n),
+		      test_all_zero(vbuf + layout_unit_coff(LAYOUT_DOFF_COMPACT, u), n),
 		      "%s: a short tail in a hole is not all zero", name);
 	else
 		CHECK(!test_all_zero(fh.slot + n, 16 - n), "%s: no tail "
@@ -373,12 +374,12 @@ static void check_decrypts(const struct xts_ctx *x, const struct tfile *f,
 	CHECK(fd >= 0 && pwrite(fd, vbuf, vsize, 0) == (ssize_t)vsize,
 	      "%s: the view into a memfd", name);
 	if (f->size == 0) {
-		CHECK(content_read_header(fd, &ch) == -ENODATA,
+		CHECK(content_read_header(fd, LAYOUT_DOFF_COMPACT, &ch) == -ENODATA,
 		      "%s: an empty view file is an empty file", name);
 		close(fd);
 		return;
 	}
-	CHECK_OK(content_read_header(fd, &ch));
+	CHECK_OK(content_read_header(fd, LAYOUT_DOFF_COMPACT, &ch));
 	n = content_read(x, fd, &ch, f->size, rbuf, f->size + 100, 0);
 	CHECK(n == (ssize_t)f->size, "%s: content_read %zd of %llu", name, n,
 	      (unsigned long long)f->size);
@@ -409,12 +410,12 @@ static void check_forward(const struct xts_ctx *x, const struct tfile *f,
 	test_memeq(what, vbuf, fbuf, vsize);
 	for (uint64_t u = 0; u < layout_nunits(f->size); u++)
 		if (hole[u])
-			CHECK(test_all_zero(vbuf + layout_unit_coff(u),
+			CHECK(test_all_zero(vbuf + layout_unit_coff(LAYOUT_DOFF_COMPACT, u),
 					    layout_unit_len(f->size, u)),
 			      "%s: hole unit %llu not zeros", name,
 			      (unsigned long long)u);
 		else if (layout_unit_len(f->size, u) >= 16)
-			CHECK(!test_all_zero(vbuf + layout_unit_coff(u), 16),
+			CHECK(!test_all_zero(vbuf + layout_unit_coff(LAYOUT_DOFF_COMPACT, u), 16),
 			      "%s: data unit %llu stored as zeros", name,
 			      (unsigned long long)u);
 	close(fd);
@@ -429,7 +430,7 @@ static void check_file(struct rfs *fs, const struct xts_ctx *x,
 		       const char *vname, int pdirfd, const char *pname,
 		       const struct tfile *f, uint64_t seed)
 {
-	const uint64_t vsize = layout_lower_size(f->size);
+	const uint64_t vsize = layout_lower_size(LAYOUT_DOFF_COMPACT, f->size);
 	bool *hole = calloc(layout_nunits(f->size) + 1, sizeof(*hole));
 	int pfd = openat(pdirfd, pname, O_RDONLY);
 	struct rinode *in = NULL;
