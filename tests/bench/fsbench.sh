@@ -64,6 +64,9 @@
 #                   default: add it to --systems for the A/B in one run
 #   xtsfs-noopen    xtsfs mounted with -o noopen (no OPEN or RELEASE of
 #                   regular files); likewise not selected by default
+#   xtsfs-aligned   xtsfs on a volume of the aligned layout (xtsfs-mkfs
+#                   --layout=aligned); not selected by default
+#   xtsfs-aligned-uring  the same, mounted with -o uring
 # Adding a system: write setup_NAME DIR (make the volume in DIR, set
 # MNT[NAME], mount it and register_mount it), teardown_NAME, and, for a
 # FUSE system, remount_NAME (used for the cold starts); a '-' in NAME is
@@ -94,7 +97,8 @@ JSON_OUT=
 XTSFS_BIN=${XTSFS_BIN:-$REPO/build/tools}
 XTSFS_OPTS=()
 
-KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring xtsfs-noopen)
+KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring xtsfs-noopen
+	xtsfs-aligned xtsfs-aligned-uring)
 KNOWN_GROUPS=(seq fio tree)
 # xtsfs's peers for the "best peer" targets: the other encrypting ones.
 ENC_PEERS=(gocryptfs securefs)
@@ -280,7 +284,7 @@ check_prereqs() {
 		*) have fusermount3 || missing+=("fusermount3 (Debian package fuse3)") ;;
 		esac
 		case $s in
-		xtsfs | xtsfs-uring | xtsfs-noopen)
+		xtsfs*)
 			[ -x "$XTSFS_BIN/xtsfs" ] && [ -x "$XTSFS_BIN/xtsfs-mkfs" ] ||
 				missing+=("$XTSFS_BIN/xtsfs and xtsfs-mkfs (build: meson setup build && ninja -C build, or --xtsfs-bin DIR)") ;;
 		gocryptfs | securefs | fuse-overlayfs)
@@ -485,14 +489,17 @@ remount_fuse_overlayfs() {
 }
 teardown_fuse_overlayfs() { fuse_unmount "${MNT[fuse-overlayfs]}"; }
 
-# xtsfs_volume SYSTEM DIR: a volume in DIR/cipher (its mkfs output in
-# DIR/mkfs.log), mounted on DIR/mnt by xtsfs_mount for SYSTEM.
+# xtsfs_volume SYSTEM DIR [MKFS_OPTION...]: a volume in DIR/cipher (its
+# mkfs output in DIR/mkfs.log), mounted on DIR/mnt by xtsfs_mount for
+# SYSTEM.
 xtsfs_volume() {
-	mkdir -p "$2/cipher" "$2/mnt"
+	local s=$1 d=$2
+	shift 2
+	mkdir -p "$d/cipher" "$d/mnt"
 	"$XTSFS_BIN/xtsfs-mkfs" --argon2-time 1 --argon2-memory 64 \
-		--argon2-lanes 1 --passfile "$PASSFILE" "$2/cipher" >"$2/mkfs.log"
-	MNT[$1]=$2/mnt
-	register_mount "$2/mnt"
+		--argon2-lanes 1 "$@" --passfile "$PASSFILE" "$d/cipher" >"$d/mkfs.log"
+	MNT[$s]=$d/mnt
+	register_mount "$d/mnt"
 }
 # xtsfs_mount SYSTEM [OPTION...]: mount SYSTEM's volume.
 xtsfs_mount() {
@@ -520,32 +527,39 @@ teardown_xtsfs() { fuse_unmount "${MNT[xtsfs]}"; }
 # io_uring descriptor in the daemon or the setup fails.
 URING_PARAM=/sys/module/fuse/parameters/enable_uring
 URING_PARAM_WAS=
-setup_xtsfs_uring() {
+# uring_on SYSTEM: set enable_uring for the run (put back at the end)
+uring_on() {
 	if [ -z "$URING_PARAM_WAS" ]; then
-		[ -w "$URING_PARAM" ] || die "xtsfs-uring: $URING_PARAM is not writable (kernel 6.14+ needed)"
+		[ -w "$URING_PARAM" ] || die "$1: $URING_PARAM is not writable (kernel 6.14+ needed)"
 		URING_PARAM_WAS=$(cat "$URING_PARAM")
 		echo 1 >"$URING_PARAM"
 	fi
+}
+setup_xtsfs_uring() {
+	uring_on xtsfs-uring
 	xtsfs_volume xtsfs-uring "$1"
 	mount_xtsfs_uring
 }
-mount_xtsfs_uring() {
-	local pid fd
-	xtsfs_mount xtsfs-uring -o uring
+mount_xtsfs_uring() { xtsfs_mount_uring xtsfs-uring; }
+# xtsfs_mount_uring SYSTEM: mount it with -o uring, and fail unless the
+# daemon really serves a ring
+xtsfs_mount_uring() {
+	local s=$1 pid fd
+	xtsfs_mount "$s" -o uring
 	# xtsfs returns once mounted, before the kernel's INIT is answered,
 	# and the rings are made while answering it: a statfs waits for INIT
 	# (the kernel holds every request until then)
-	stat -f "${MNT[xtsfs-uring]}" >/dev/null
-	pid=$(daemon_pids "${MNT[xtsfs-uring]}")
+	stat -f "${MNT[$s]}" >/dev/null
+	pid=$(daemon_pids "${MNT[$s]}")
 	for fd in /proc/"${pid:-none}"/fd/*; do
 		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[io_uring]" ] && return 0
 	done
 	# the daemon's reason went to syslog; the likeliest one is visible
 	if [ "$(cat "$URING_PARAM")" != Y ]; then
-		fail "xtsfs-uring: $URING_PARAM was set back to $(cat "$URING_PARAM") during the run (by another program?): the daemon (pid ${pid:-?}) serves /dev/fuse"
+		fail "$s: $URING_PARAM was set back to $(cat "$URING_PARAM") during the run (by another program?): the daemon (pid ${pid:-?}) serves /dev/fuse"
 		return
 	fi
-	fail "xtsfs-uring: the daemon (pid ${pid:-?}) has no io_uring descriptor: it fell back to /dev/fuse (its reason is in syslog)"
+	fail "$s: the daemon (pid ${pid:-?}) has no io_uring descriptor: it fell back to /dev/fuse (its reason is in syslog)"
 }
 remount_xtsfs_uring() {
 	fuse_unmount "${MNT[xtsfs-uring]}"
@@ -565,6 +579,29 @@ remount_xtsfs_noopen() {
 	mount_xtsfs_noopen
 }
 teardown_xtsfs_noopen() { fuse_unmount "${MNT[xtsfs-noopen]}"; }
+
+# xtsfs-aligned, xtsfs-aligned-uring: volumes of the aligned layout
+setup_xtsfs_aligned() {
+	xtsfs_volume xtsfs-aligned "$1" --layout=aligned
+	mount_xtsfs_aligned
+}
+mount_xtsfs_aligned() { xtsfs_mount xtsfs-aligned; }
+remount_xtsfs_aligned() {
+	fuse_unmount "${MNT[xtsfs-aligned]}"
+	mount_xtsfs_aligned
+}
+teardown_xtsfs_aligned() { fuse_unmount "${MNT[xtsfs-aligned]}"; }
+setup_xtsfs_aligned_uring() {
+	uring_on xtsfs-aligned-uring
+	xtsfs_volume xtsfs-aligned-uring "$1" --layout=aligned
+	mount_xtsfs_aligned_uring
+}
+mount_xtsfs_aligned_uring() { xtsfs_mount_uring xtsfs-aligned-uring; }
+remount_xtsfs_aligned_uring() {
+	fuse_unmount "${MNT[xtsfs-aligned-uring]}"
+	mount_xtsfs_aligned_uring
+}
+teardown_xtsfs_aligned_uring() { fuse_unmount "${MNT[xtsfs-aligned-uring]}"; }
 
 GOCRYPTFS_PW=()
 setup_gocryptfs() {
@@ -1048,7 +1085,7 @@ daemon_median() {
 }
 
 print_targets() {
-	for TSYS in xtsfs xtsfs-uring xtsfs-noopen; do
+	for TSYS in xtsfs xtsfs-uring xtsfs-noopen xtsfs-aligned xtsfs-aligned-uring; do
 		in_list "$TSYS" "${SYSTEMS[@]}" || continue
 		print_targets_of
 	done
@@ -1349,8 +1386,7 @@ main() {
 	fi
 
 	# snapshot the xtsfs binaries: a rebuild during the run changes nothing
-	if in_list xtsfs "${SYSTEMS[@]}" || in_list xtsfs-uring "${SYSTEMS[@]}" ||
-		in_list xtsfs-noopen "${SYSTEMS[@]}"; then
+	if [[ " ${SYSTEMS[*]} " == *" xtsfs"* ]]; then
 		mkdir -p "$RUN_DIR/bin"
 		cp "$XTSFS_BIN/xtsfs" "$XTSFS_BIN/xtsfs-mkfs" "$RUN_DIR/bin/"
 		XTSFS_BIN=$RUN_DIR/bin

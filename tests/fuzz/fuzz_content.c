@@ -2,12 +2,13 @@
 /*
  * fuzz_content.c - fuzz target for file contents read from an untrusted
  * lower file (content.h, FORMAT.md 3.4-3.6): the per-file header
- * (content_read_header(), content_plain_size(H, )), reads of every unit
+ * (content_read_header(), content_plain_size()), reads of every unit
  * kind (full, ciphertext stealing, short tail with its header slot,
  * holes) and partial writes over what is there, under a fixed test XTS
  * key. The lower file is a memfd.
  *
- * Input: a flags byte, then the payload.
+ * Input: a flags byte, then the payload. Bit 3 of flags: the aligned
+ * layout (data offset D 4096, FORMAT 3.4), else the compact one (D 40).
  * Raw (flags bit 0 clear): four control bytes (read offset, read length,
  * write offset, write length; bit 1 of flags: do the write), then the
  * lower file itself. A read succeeds or fails with -EIO, and then only
@@ -30,12 +31,24 @@
 #include "xts.h"
 
 #define U CONTENT_UNIT
-#define H CONTENT_HDR_SIZE /* also the data offset: the compact layout */
+#define H CONTENT_HDR_SIZE
+#define DMAX LAYOUT_DOFF_ALIGNED
 #define MAXPLAIN (4 * U)
 /* room for any plaintext here: a write may grow a file by 2.3 units */
 #define BUFMAX (12 * U)
 
 static const uint8_t file_id[16] = "fuzz-content-id";
+static uint32_t D = LAYOUT_DOFF_COMPACT; /* this input's data offset */
+
+/* FORMAT 3.4: the plaintext size of a lower file of @lower bytes */
+static int64_t ref_plain_size(uint64_t lower)
+{
+	if (lower == 0)
+		return 0;
+	if (lower < H)
+		return -EIO;
+	return lower <= D ? 0 : (int64_t)(lower - D);
+}
 
 static struct xts_ctx *xts(void)
 {
@@ -119,14 +132,14 @@ static void check_reencrypts(const struct content_hdr *h, uint64_t psize,
 	for (uint64_t u = 0; u < n; u++) {
 		uint32_t l = unit_len(psize, u);
 
-		hole[u] = all_zero(lower + H + u * U, l);
+		hole[u] = all_zero(lower + D + u * U, l);
 		if (hole[u] && l < 16)
 			hole[u] = all_zero(lower + CONTENT_SLOT_OFF + l,
 					   16 - l);
 	}
 	memset(slot, 0, sizeof(slot));
 	content_encrypt_span(xts(), h->id, psize, 0, n, p, c, slot, hole);
-	FUZZ_CHECK(!memcmp(c, lower + H, psize));
+	FUZZ_CHECK(!memcmp(c, lower + D, psize));
 	if (has_tail)
 		FUZZ_CHECK(!memcmp(slot + tail, lower + CONTENT_SLOT_OFF + tail,
 				   16 - tail));
@@ -134,7 +147,7 @@ static void check_reencrypts(const struct content_hdr *h, uint64_t psize,
 
 static void raw(unsigned flags, const uint8_t *d, size_t size)
 {
-	static uint8_t p[BUFMAX], p2[BUFMAX], after[H + BUFMAX];
+	static uint8_t p[BUFMAX], p2[BUFMAX], after[DMAX + BUFMAX];
 	struct content_hdr h;
 	uint64_t psize, wsize;
 	size_t roff, rlen, woff, wlen;
@@ -142,7 +155,7 @@ static void raw(unsigned flags, const uint8_t *d, size_t size)
 	int fd, rc, rd, rd_old;
 	ssize_t w;
 
-	if (size < 4 || size - 4 > H + MAXPLAIN)
+	if (size < 4 || size - 4 > D + MAXPLAIN)
 		return;
 	roff = (size_t)d[0] * 67;
 	rlen = (size_t)d[1] * 67 + 1;
@@ -151,11 +164,10 @@ static void raw(unsigned flags, const uint8_t *d, size_t size)
 	d += 4;
 	size -= 4;
 
-	ps = content_plain_size(H, size);
-	FUZZ_CHECK(size == 0 ? ps == 0 :
-		   size < H ? ps == -EIO : ps == (int64_t)(size - H));
+	ps = content_plain_size(D, size);
+	FUZZ_CHECK(ps == ref_plain_size(size));
 	fd = fuzz_memfd(d, size);
-	rc = content_read_header(fd, H, &h);
+	rc = content_read_header(fd, D, &h);
 	if (size == 0) {
 		FUZZ_CHECK(rc == -ENODATA);
 	} else if (size < H || memcmp(d, "xtsf\1\0\0\0", 8)) {
@@ -190,7 +202,7 @@ static void raw(unsigned flags, const uint8_t *d, size_t size)
 	}
 	FUZZ_CHECK((size_t)w == wlen);
 	FUZZ_CHECK(wsize == (woff + wlen > psize ? woff + wlen : psize));
-	FUZZ_CHECK(lower_size(fd) == H + wsize);
+	FUZZ_CHECK(lower_size(fd) == D + wsize);
 	rd = read_all(fd, &h, wsize, p2, woff, wlen);
 	FUZZ_CHECK(rd == 0 || woff + wlen < wsize);
 	if (rd == 0) {
@@ -205,7 +217,7 @@ static void raw(unsigned flags, const uint8_t *d, size_t size)
 			if ((i < woff || i >= woff + wlen) &&
 			    (rd_old == 0 || i / U < old_last))
 				FUZZ_CHECK(p2[i] == p[i]);
-		lower_bytes(fd, after, (size_t)(H + wsize));
+		lower_bytes(fd, after, (size_t)(D + wsize));
 		check_reencrypts(&h, wsize, after, p2);
 	}
 out:
@@ -214,7 +226,7 @@ out:
 
 static void built(const uint8_t *d, size_t size)
 {
-	static uint8_t p[BUFMAX], lower[H + BUFMAX];
+	static uint8_t p[BUFMAX], lower[DMAX + BUFMAX];
 	uint8_t hdr[H] = { 'x', 't', 's', 'f', 1 };
 	struct content_hdr h;
 	uint64_t psize = 0, pos, cut, ps2, split, lsize, last;
@@ -233,7 +245,7 @@ static void built(const uint8_t *d, size_t size)
 
 	memcpy(hdr + 8, file_id, 16);
 	memcpy(h.id, file_id, 16);
-	h.doff = H;
+	h.doff = D;
 	fd = fuzz_memfd(hdr, H);
 	if (split)
 		FUZZ_CHECK(content_write(xts(), fd, &h, &psize, d, split, 0,
@@ -243,10 +255,10 @@ static void built(const uint8_t *d, size_t size)
 					 size - split, split,
 					 CONTENT_HOLES_SEEKABLE) ==
 			   (ssize_t)(size - split));
-	FUZZ_CHECK(psize == size && lower_size(fd) == H + size);
+	lsize = size ? D + size : H; /* no write: the header alone */
+	FUZZ_CHECK(psize == size && lower_size(fd) == lsize);
 	FUZZ_CHECK(read_all(fd, &h, psize, p, split, size) == 0);
 	FUZZ_CHECK(!memcmp(p, d, size));
-	lsize = H + size;
 	lower_bytes(fd, lower, lsize);
 	check_reencrypts(&h, psize, lower, p);
 
@@ -256,13 +268,12 @@ static void built(const uint8_t *d, size_t size)
 		/* cut: in the header, or in the data */
 		cut = pos % lsize;
 		FUZZ_CHECK(ftruncate(fd, (off_t)cut) == 0);
-		FUZZ_CHECK(content_plain_size(H, cut) ==
-			   (cut == 0 ? 0 : cut < H ? -EIO : (int64_t)(cut - H)));
-		rc = content_read_header(fd, H, &h);
+		FUZZ_CHECK(content_plain_size(D, cut) == ref_plain_size(cut));
+		rc = content_read_header(fd, D, &h);
 		FUZZ_CHECK(rc == (cut == 0 ? -ENODATA : cut < H ? -EIO : 0));
 		if (rc)
 			goto out;
-		ps2 = cut - H;
+		ps2 = (uint64_t)ref_plain_size(cut);
 		rd = read_all(fd, &h, ps2, p, 0, ps2);
 		/* every unit as long as it was is what it was */
 		last = ps2 ? (ps2 - 1) / U : 0;
@@ -280,7 +291,7 @@ static void built(const uint8_t *d, size_t size)
 	pos %= lsize;
 	lower[pos] ^= 0x01;
 	FUZZ_CHECK(pwrite(fd, lower + pos, 1, (off_t)pos) == 1);
-	rc = content_read_header(fd, H, &h);
+	rc = content_read_header(fd, D, &h);
 	if (pos < 8) {
 		FUZZ_CHECK(rc == -EIO);
 		goto out;
@@ -297,8 +308,10 @@ static void built(const uint8_t *d, size_t size)
 		if (pos < H) /* the tail slot: only its used part counts */
 			reached = u == last && l < 16 &&
 				  pos - CONTENT_SLOT_OFF >= l;
+		else if (pos < D) /* the aligned layout's hole: ignored */
+			reached = false;
 		else
-			reached = (pos - H) / U == u;
+			reached = (pos - D) / U == u;
 		if (reached) {
 			tail_reached = tail_reached || u == last;
 			continue;
@@ -317,6 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
+	D = data[0] & 8 ? LAYOUT_DOFF_ALIGNED : LAYOUT_DOFF_COMPACT;
 	if (data[0] & 1)
 		built(data + 1, size - 1);
 	else

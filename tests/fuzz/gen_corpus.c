@@ -400,8 +400,12 @@ static void gen_xattr(void)
 #undef ADD
 }
 
-/* a lower file of @n plaintext bytes under the fixed id, into @lower */
-static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower)
+/*
+ * A lower file of @n plaintext bytes under the fixed id, in the layout of
+ * data offset @doff, into @lower. Return: its size.
+ */
+static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower,
+			 uint32_t doff)
 {
 	static uint8_t p[4 * CONTENT_UNIT];
 	uint8_t hdr[CONTENT_HDR_SIZE] = { 'x', 't', 's', 'f', 1 };
@@ -411,7 +415,7 @@ static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower)
 
 	memcpy(hdr + 8, "fuzz-content-id", 16);
 	memcpy(h.id, hdr + 8, 16);
-	h.doff = LAYOUT_DOFF_COMPACT;
+	h.doff = doff;
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)(i * 7 + 1);
 	fd = fuzz_memfd(hdr, sizeof(hdr));
@@ -419,13 +423,54 @@ static size_t lower_file(struct xts_ctx *x, size_t n, uint8_t *lower)
 		fprintf(stderr, "content_write failed\n");
 		exit(1);
 	}
-	if (pread(fd, lower, CONTENT_HDR_SIZE + n, 0) !=
-	    (ssize_t)(CONTENT_HDR_SIZE + n)) {
+	n = n ? doff + n : CONTENT_HDR_SIZE;
+	if (pread(fd, lower, n, 0) != (ssize_t)n) {
 		perror("pread");
 		exit(1);
 	}
 	close(fd);
-	return CONTENT_HDR_SIZE + n;
+	return n;
+}
+
+/*
+ * Seeds of the aligned layout (fuzz_content.c flags bit 3): raw files
+ * of every size class, read and written over; a header with junk in
+ * the hole after it (ignored: an empty file); built files cut and
+ * flipped inside that hole and in the first unit.
+ */
+static void gen_content_aligned(struct xts_ctx *x)
+{
+	static const size_t sizes[] = { 1, 15, 17, 4096, 4097, 8192 + 5 };
+	static uint8_t lower[4 + LAYOUT_DOFF_ALIGNED + 4 * CONTENT_UNIT];
+	static uint8_t p[4 + 5000];
+	char tag[64];
+	size_t n;
+
+	memcpy(lower, "\x01\x03\x02\x01", 4);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		n = lower_file(x, sizes[i], lower + 4, LAYOUT_DOFF_ALIGNED);
+		snprintf(tag, sizeof(tag), "aligned-raw-%zu", sizes[i]);
+		put("content", tag, 8, lower, 4 + n);
+		snprintf(tag, sizeof(tag), "aligned-raw-write-%zu", sizes[i]);
+		put("content", tag, 8 | 2, lower, 4 + n);
+	}
+	n = lower_file(x, 0, lower + 4, LAYOUT_DOFF_ALIGNED);
+	put("content", "aligned-raw-header-only", 8, lower, 4 + n);
+	memset(lower + 4 + n, 0x5a, 2000);
+	put("content", "aligned-raw-hole-junk", 8 | 2, lower, 4 + n + 2000);
+	/* built, 5000 bytes: cut and flip at 2000 (the hole), flip at 4196 */
+	memset(p, 0, 4);
+	for (size_t j = 0; j < 5000; j++)
+		p[4 + j] = (uint8_t)(j * 5 + 3);
+	p[0] = 2000 & 255;
+	p[1] = 2000 >> 8;
+	p[2] = 1;
+	put("content", "aligned-built-cut-hole", 1 | 8, p, sizeof(p));
+	p[2] = 2;
+	put("content", "aligned-built-flip-hole", 1 | 8, p, sizeof(p));
+	p[0] = 4196 & 255;
+	p[1] = 4196 >> 8;
+	put("content", "aligned-built-flip-data", 1 | 8, p, sizeof(p));
 }
 
 static void gen_content(void)
@@ -448,7 +493,7 @@ static void gen_content(void)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		/* raw: read at 100, 200 bytes; write 38 bytes at 134 */
 		memcpy(lower, "\x01\x03\x02\x01", 4);
-		n = lower_file(x, sizes[i], lower + 4);
+		n = lower_file(x, sizes[i], lower + 4, LAYOUT_DOFF_COMPACT);
 		snprintf(tag, sizeof(tag), "raw-%zu", sizes[i]);
 		put("content", tag, 0, lower, 4 + n);
 		snprintf(tag, sizeof(tag), "raw-write-%zu", sizes[i]);
@@ -475,7 +520,7 @@ static void gen_content(void)
 	}
 	/* damaged raw files */
 	memcpy(lower, "\0\0\0\0", 4);
-	n = lower_file(x, 4101, lower + 4);
+	n = lower_file(x, 4101, lower + 4, LAYOUT_DOFF_COMPACT);
 	put("content", "raw-cut-header", 0, lower, 4 + 20);
 	put("content", "raw-header-only", 0, lower, 4 + CONTENT_HDR_SIZE);
 	lower[4 + 4] = 2;
@@ -486,7 +531,7 @@ static void gen_content(void)
 	lower[4] = 'x';
 	memset(lower + 4 + CONTENT_HDR_SIZE, 0, CONTENT_UNIT);
 	put("content", "raw-hole", 0, lower, 4 + n);
-	n = lower_file(x, 4096 + 7, lower + 4);
+	n = lower_file(x, 4096 + 7, lower + 4, LAYOUT_DOFF_COMPACT);
 	lower[4 + CONTENT_SLOT_OFF + 12] ^= 1;
 	put("content", "raw-torn-tail", 2, lower, 4 + n);
 	memset(lower + 4 + CONTENT_SLOT_OFF, 0, 16);
@@ -494,6 +539,7 @@ static void gen_content(void)
 	put("content", "raw-hole-tail", 2, lower, 4 + n);
 	put("content", "empty", -1, "", 0);
 	put("content", "one", 0, "", 0);
+	gen_content_aligned(x);
 	xts_ctx_free(x);
 }
 

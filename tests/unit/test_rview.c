@@ -9,7 +9,7 @@
  * built with fixed test keys, and for every file:
  *   - the view's bytes, read whole and at odd offsets and lengths across
  *     the header and unit boundaries, agree with each other;
- *   - their length is layout_lower_size(LAYOUT_DOFF_COMPACT, ) of the plaintext size, also as
+ *   - their length is layout_lower_size() of the plaintext size, also as
  *     rfs_getattr() reports it;
  *   - fileheader_decode() parses the header, its id is the derived file
  *     id (FORMAT 5.2, recomputed here) and the slot is what 3.5 says;

@@ -16,9 +16,11 @@
 # WARM=1: the lower files are read into the page cache before each cell
 # instead of the caches being dropped. RW="randwrite" (or randread) and
 # JOBS="1" limit the cells; XOPTS="-o ..." are mount options added to
-# every xtsfs system (xtsfs, xtsfs-uring, xtsfs-unpinned, alt, alt-uring).
-# ALT_BIN=DIR: systems alt and alt-uring are xtsfs and xtsfs-uring run
-# from another build's tools (a prototype, e.g. aligned-layout.patch).
+# every xtsfs system (xtsfs, xtsfs-uring, xtsfs-unpinned, aligned,
+# aligned-uring). Systems aligned and aligned-uring are xtsfs and
+# xtsfs-uring on a volume of the aligned layout (xtsfs-mkfs
+# --layout=aligned). ALT_BIN=DIR: systems alt and alt-uring are xtsfs
+# and xtsfs-uring run from another build's tools (a prototype).
 # Results: doc/PERFORMANCE.md, "The FUSE floor".
 set -u
 R=${1:-3}
@@ -71,7 +73,9 @@ esac
 xt_of() {
 	XT_BIN=$XB
 	XT_OPT=()
+	XT_MKFS=()
 	case $1 in alt*) XT_BIN=${ALT_BIN:?set ALT_BIN to a build/tools} ;; esac
+	case $1 in aligned*) XT_MKFS=(--layout=aligned) ;; esac
 	case $1 in
 	*-uring) XT_OPT=(-o uring) ;;
 	*-unpinned) XT_OPT=(-o uring_unpinned) ;;
@@ -83,10 +87,10 @@ for s in "${SYSTEMS[@]}"; do
 	mem | mem-uring | mem-unpinned) ;;
 	lower0 | lower0-uring) head -c 256M "$SRC" >"$W/$s/c/f" ;;
 	lower40 | lower40w | lower40-uring) { head -c 40 /dev/zero; head -c 256M "$SRC"; } >"$W/$s/c/f" ;;
-	xtsfs | xtsfs-uring | xtsfs-unpinned | alt | alt-uring)
+	xtsfs | xtsfs-uring | xtsfs-unpinned | aligned | aligned-uring | alt | alt-uring)
 		xt_of "$s"
 		"$XT_BIN/xtsfs-mkfs" -q --argon2-time 1 --argon2-memory 64 --argon2-lanes 1 \
-			--passfile "$W/pass" "$W/$s/c"
+			"${XT_MKFS[@]}" --passfile "$W/pass" "$W/$s/c"
 		"$XT_BIN/xtsfs" --passfile "$W/pass" "${XO[@]}" "$W/$s/c" "$W/$s/m"
 		dd if="$SRC" of="$W/$s/m/f" bs=1M count=256 conv=fsync status=none
 		fusermount3 -u "$W/$s/m" ;;
@@ -103,7 +107,7 @@ mnt() {
 	mem-unpinned) "$NULLFS" -U "$W/$1/m" 256 & ;;
 	lower0-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 0 "$W/$1/m" 256 & ;;
 	lower40-uring) "$NULLFS" -u -l "$W/$1/c/f" -O 40 "$W/$1/m" 256 & ;;
-	xtsfs | xtsfs-uring | xtsfs-unpinned | alt | alt-uring)
+	xtsfs | xtsfs-uring | xtsfs-unpinned | aligned | aligned-uring | alt | alt-uring)
 		xt_of "$1"
 		"$XT_BIN/xtsfs" --passfile "$W/pass" "${XT_OPT[@]}" "${XO[@]}" "$W/$1/c" "$W/$1/m" ;;
 	esac
