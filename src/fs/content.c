@@ -4,7 +4,9 @@
  * (doc/FORMAT.md 3.4-3.6; see content.h).
  *
  * Terms: "unit" u covers plaintext [4096u, 4096u + len(u)) and is stored
- * at lower offset 40 + 4096u with the same length. len(u) is 4096 except
+ * at lower offset D + 4096u with the same length, D the volume's data
+ * offset (content_hdr.doff: 40, or 4096 in the aligned layout; layout.h).
+ * len(u) is 4096 except
  * for the last unit of the file. The last unit is encrypted with XTS
  * ciphertext stealing when it has 16..4095 bytes, and as a *short tail*
  * (a 16-byte block split between the data and the header's tail slot)

@@ -418,8 +418,9 @@ static ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
 	while (n == -ENOSPC) {
 		old = atomic_load(&m->guard->mode);
 		/*
-		 * @size bytes of units 40 bytes off the lower blocks touch
-		 * one block more, a tail slot one more; again if not enough
+		 * @size bytes of units 40 bytes off the lower blocks (the
+		 * compact layout) touch one block more, a tail slot one
+		 * more; again if not enough
 		 */
 		if (wbguard_dip(m->guard, (uint64_t)size + 8192,
 				&entered) != 0) {

@@ -182,6 +182,17 @@ static void check_mac(void)
 	fix_crc(c);
 	CHECK(vol_from_disk(&h, c) == 0, "edited header does not parse");
 	CHECK(!vol_verify_mac(&h, keys), "downgrade not detected by the MAC");
+	/* the layout switched: parses, the MAC fails */
+	memcpy(c, good, sizeof(c));
+	c[60] |= VOL_FLAG_ALIGNED;
+	fix_crc(c);
+	CHECK(vol_from_disk(&h, c) == 0, "aligned header does not parse");
+	CHECK(!vol_verify_mac(&h, keys), "layout edit not detected by the MAC");
+	/* reverse mode with the aligned layout: no valid header has both */
+	c[60] |= VOL_FLAG_REVERSE;
+	fix_crc(c);
+	CHECK(vol_from_disk(&h, c) == -EPROTONOSUPPORT,
+	      "reverse and aligned accepted");
 	/* seqid rollback / any edit likewise */
 	memcpy(c, good, sizeof(c));
 	c[16] ^= 1;
@@ -330,6 +341,17 @@ static void check_keytext(void)
 	memcpy(t2 + 28, "0x00000080", 10);
 	drop_check(t2);
 	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "unknown flag");
+	/* the aligned layout (bit 2), but never with reverse mode (bit 1) */
+	strcpy(t2, text);
+	memcpy(t2 + 28, "0x00000004", 10);
+	drop_check(t2);
+	CHECK(parse_text(t2, &got) == 0 && got.flags == VOL_FLAG_ALIGNED,
+	      "the aligned layout");
+	strcpy(t2, text);
+	memcpy(t2 + 28, "0x00000006", 10);
+	drop_check(t2);
+	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT,
+	      "reverse and aligned together");
 	strcpy(t2, text);
 	t2[11] = '3';
 	CHECK(parse_text(t2, NULL) == -EPROTONOSUPPORT, "text version 3");
