@@ -32,7 +32,7 @@ check_sizes() {
 	done
 }
 
-@test "file size classes: plaintext size, lower size 40+S, contents, after remount" {
+@test "file size classes: plaintext size, lower size D+S (D the data offset: 40, aligned 4096), contents, after remount" {
 	for s in "${SIZES[@]}"; do
 		mkdata "$R/f$s" "$s" "$s"
 		cp "$R/f$s" "$M/f$s"

@@ -41,20 +41,25 @@ compare_trees() {
 	diff -r --no-dereference "$1" "$2" 2>&1 | grep -v 'fifo' | { ! grep .; }
 }
 
-@test "a tree written through the mount decrypts with the independent decryptor" {
-	# the whole version 2 key text (2.6), a comment added by its owner
-	{ echo '# vault key, printed 2026-12-02'; mkvol "$T/c" --print-volume-key |
-		sed -n '/^xtsfs-key v2/,/^check=/p'; } >"$T/key"
-	[ "$(wc -l <"$T/key")" -eq 13 ]
+# write_tree: make_tree in $T/src, mount $T/c on $T/m and copy it in,
+# then rewrite some files in place in both, as a user would; left mounted
+write_tree() {
 	mkdir "$T/m" "$T/src"
 	make_tree "$T/src"
 	xtsfs --passfile "$T/pass" "$T/c" "$T/m"
 	track_mount "$T/m"
 	cp -a "$T/src/." "$T/m/"
-	# rewrite some files in place, as a user would
 	printf 'changed' | dd of="$T/m/size-4097" bs=1 seek=4090 conv=notrunc status=none
 	printf 'changed' | dd of="$T/src/size-4097" bs=1 seek=4090 conv=notrunc status=none
 	truncate -s 3 "$T/m/size-16" "$T/src/size-16"
+}
+
+@test "a tree written through the mount decrypts with the independent decryptor" {
+	# the whole version 2 key text (2.6), a comment added by its owner
+	{ echo '# vault key, printed 2026-12-02'; mkvol "$T/c" --print-volume-key |
+		sed -n '/^xtsfs-key v2/,/^check=/p'; } >"$T/key"
+	[ "$(wc -l <"$T/key")" -eq 13 ]
+	write_tree
 	fusermount3 -u "$T/m"
 	run "$REF" --volume-key-file "$T/key" "$T/c" "$T/out"
 	echo "$output"
@@ -82,14 +87,7 @@ compare_trees() {
 	mkvol "$T/c" --layout=aligned --print-volume-key |
 		sed -n '/^xtsfs-key v2/,/^check=/p' >"$T/key"
 	grep -q 'flags=0x00000004' "$T/key"
-	mkdir "$T/m" "$T/src"
-	make_tree "$T/src"
-	xtsfs --passfile "$T/pass" "$T/c" "$T/m"
-	track_mount "$T/m"
-	cp -a "$T/src/." "$T/m/"
-	printf 'changed' | dd of="$T/m/size-4097" bs=1 seek=4090 conv=notrunc status=none
-	printf 'changed' | dd of="$T/src/size-4097" bs=1 seek=4090 conv=notrunc status=none
-	truncate -s 3 "$T/m/size-16" "$T/src/size-16"
+	write_tree
 	# FORMAT 3.4: 4096 + S bytes (40 for a new empty file)
 	for s in 0 1 15 17 4095 4096 $((1048576 + 3)); do
 		lo=$(find "$T/c" -inum "$(stat -c %i "$T/m/size-$s")" -print -quit)

@@ -13,11 +13,16 @@ load helpers
 
 G=$BATS_TEST_DIRNAME/../golden
 
+# golden NAME: $T/v is tests/golden/NAME.tar.gz, and nothing else
+golden() {
+	rm -rf "$T/v" && mkdir "$T/v"
+	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
+		-xzf "$G/$1.tar.gz"
+}
+
 setup() {
 	common_setup
-	mkdir "$T/v"
-	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
-		-xzf "$G/format1.tar.gz"
+	golden format1
 	cp "$G/format1.pass" "$T/gpass"
 	chmod 600 "$T/gpass"
 }
@@ -30,6 +35,21 @@ gmount() {
 }
 
 version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
+
+# ref_reads REF KEYLINE: the independent decryptor REF, given the volume
+# key of $T/v (whose first line matches the regex KEYLINE), reads it as
+# format1.manifest says. It makes no hard links and no xattrs: all but
+# those are compared.
+ref_reads() {
+	xtsfs-passwd --print-volume-key --passfile "$T/gpass" "$T/v" >"$T/key"
+	grep -q "$2" "$T/key"
+	run "$1" --volume-key-file "$T/key" "$T/v" "$T/out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local same='/^xattr /d; s/^([a-z] [0-7]+) [0-9]+ /\1 - /'
+	"$G/manifest.sh" "$T/out" | sed -E "$same" | LC_ALL=C sort >"$T/got"
+	sed -E "$same" "$G/format1.manifest" | LC_ALL=C sort | diff - "$T/got"
+}
 
 @test "the format 1 golden volume mounts and shows exactly its manifest" {
 	[ "$(version_of)" -eq 1 ]
@@ -66,15 +86,7 @@ version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
 @test "format 1: the independent decryptor reads it, byte for byte as the mount shows" {
 	local ref="$XTSFS_BUILD/tests/xtsfs-decrypt-ref"
 	[ -x "$ref" ] || skip "built without OpenSSL 3: no reference decryptor"
-	xtsfs-passwd --print-volume-key --passfile "$T/gpass" "$T/v" >"$T/key"
-	grep -q '^xtsfs-key v2 format=1 ' "$T/key"
-	run "$ref" --volume-key-file "$T/key" "$T/v" "$T/out"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	# it makes no hard links and no xattrs: compare all but those
-	local same='/^xattr /d; s/^([a-z] [0-7]+) [0-9]+ /\1 - /'
-	"$G/manifest.sh" "$T/out" | sed -E "$same" | LC_ALL=C sort >"$T/got"
-	sed -E "$same" "$G/format1.manifest" | LC_ALL=C sort | diff - "$T/got"
+	ref_reads "$ref" '^xtsfs-key v2 format=1 '
 }
 
 @test "xtsfs-passwd --upgrade: format 1 becomes 2, once; everything still reads" {
@@ -94,9 +106,7 @@ version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
 # was made by the commit that added it (tests/golden/make-aligned.sh),
 # with populate.sh's tree, so its mount shows format1.manifest too.
 @test "the aligned golden volume mounts, shows its tree, checks clean and takes writes" {
-	rm -rf "$T/v" && mkdir "$T/v"
-	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
-		-xzf "$G/aligned.tar.gz"
+	golden aligned
 	[ "$(od -A n -t u4 -j 60 -N 4 "$T/v/xtsfs.volume" | tr -d ' ')" -eq 4 ]
 	# its data: 4096 + S bytes (FORMAT 3.4), e.g. docs/sub/13000
 	[ -n "$(find "$T/v" -type f -size 17096c)" ]
@@ -119,17 +129,8 @@ version_of() { od -A n -t u4 -j 8 -N 4 "$T/v/xtsfs.volume" | tr -d ' '; }
 @test "the aligned golden volume: the independent decryptor reads it as the mount shows" {
 	local ref="$XTSFS_BUILD/tests/xtsfs-decrypt-ref"
 	[ -x "$ref" ] || skip "built without OpenSSL 3: no reference decryptor"
-	rm -rf "$T/v" && mkdir "$T/v"
-	tar -C "$T/v" --xattrs --xattrs-include='*' --acls --numeric-owner \
-		-xzf "$G/aligned.tar.gz"
-	xtsfs-passwd --print-volume-key --passfile "$T/gpass" "$T/v" >"$T/key"
-	grep -q '^xtsfs-key v2 format=2 flags=0x00000004 ' "$T/key"
-	run "$ref" --volume-key-file "$T/key" "$T/v" "$T/out"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	local same='/^xattr /d; s/^([a-z] [0-7]+) [0-9]+ /\1 - /'
-	"$G/manifest.sh" "$T/out" | sed -E "$same" | LC_ALL=C sort >"$T/got"
-	sed -E "$same" "$G/format1.manifest" | LC_ALL=C sort | diff - "$T/got"
+	golden aligned
+	ref_reads "$ref" '^xtsfs-key v2 format=2 flags=0x00000004 '
 }
 
 @test "a volume of a format newer than 2 is refused with a clear message" {

@@ -6,33 +6,31 @@
 : "${XTSFS_BUILD:=$BATS_TEST_DIRNAME/../../build}"
 BIN="$XTSFS_BUILD/tools"
 PATH="$BIN:$PATH"
-# XTSFS_TEST_OPTS=OPTS: every xtsfs the tests start gets -o OPTS first
-# (tests/run-all.sh runs the core files again with "uring"): a wrapper
-# ahead in PATH that execs the daemon, so that $! is still its pid.
-if [ -n "${XTSFS_TEST_OPTS:-}" ]; then
-	_wrap="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xtsfs-test-opts"
-	if [ ! -x "$_wrap/xtsfs" ]; then
-		mkdir -p "$_wrap"
-		printf '#!/bin/sh\nexec %q -o "$XTSFS_TEST_OPTS" "$@"\n' \
-			"$BIN/xtsfs" >"$_wrap/xtsfs.$$"
-		chmod +x "$_wrap/xtsfs.$$"
-		mv -f "$_wrap/xtsfs.$$" "$_wrap/xtsfs"
+# wrap_tool TOOL ARGS: a wrapper for TOOL ahead in PATH that execs it
+# with ARGS (sh words, expanded when it runs) before its own, so that $!
+# is still the tool's pid; one per bats run.
+wrap_tool() {
+	local w="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xtsfs-test-wrap-$1"
+	if [ ! -x "$w/$1" ]; then
+		mkdir -p "$w"
+		printf '#!/bin/sh\nexec %q %s "$@"\n' "$BIN/$1" "$2" >"$w/$1.$$"
+		chmod +x "$w/$1.$$"
+		mv -f "$w/$1.$$" "$w/$1"
 	fi
-	PATH="$_wrap:$PATH"
+	PATH="$w:$PATH"
+}
+# XTSFS_TEST_OPTS=OPTS: every xtsfs the tests start gets -o OPTS first
+# (tests/run-all.sh runs the core files again with "uring" and "noopen").
+if [ -n "${XTSFS_TEST_OPTS:-}" ]; then
+	# shellcheck disable=SC2016 # expanded by the wrapper
+	wrap_tool xtsfs '-o "$XTSFS_TEST_OPTS"'
 fi
 # XTSFS_TEST_MKFS_OPTS=OPTS: every xtsfs-mkfs the tests run gets OPTS
 # first (tests/run-all.sh runs the core files again on volumes made with
-# --layout=aligned), the same way.
+# --layout=aligned).
 if [ -n "${XTSFS_TEST_MKFS_OPTS:-}" ]; then
-	_wrap="${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xtsfs-test-mkfs-opts"
-	if [ ! -x "$_wrap/xtsfs-mkfs" ]; then
-		mkdir -p "$_wrap"
-		printf '#!/bin/sh\nexec %q $XTSFS_TEST_MKFS_OPTS "$@"\n' \
-			"$BIN/xtsfs-mkfs" >"$_wrap/xtsfs-mkfs.$$"
-		chmod +x "$_wrap/xtsfs-mkfs.$$"
-		mv -f "$_wrap/xtsfs-mkfs.$$" "$_wrap/xtsfs-mkfs"
-	fi
-	PATH="$_wrap:$PATH"
+	# shellcheck disable=SC2016
+	wrap_tool xtsfs-mkfs '$XTSFS_TEST_MKFS_OPTS'
 fi
 # DOFF: the data offset of the files of the volumes the tests make
 # (FORMAT 3.4): 40, or 4096 in the aligned layout.
