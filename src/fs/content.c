@@ -27,9 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Shorthands for buffer sizes; every offset comes from layout.h. */
+/* Shorthand for buffer sizes; every offset comes from layout.h. */
 #define U LAYOUT_UNIT_SIZE
-#define H LAYOUT_HDR_SIZE
 
 /* ---- small helpers ---------------------------------------------------- */
 
