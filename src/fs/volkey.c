@@ -178,8 +178,7 @@ static int parse_fields(struct tok *k, struct vol_key_info *ki)
 	    hex_into(ki->uuid, 16, &nib, v, n) || nib != 32)
 		return -EINVAL;
 	if (ki->format < VOL_VERSION_MIN || ki->format > VOL_VERSION ||
-	    (ki->flags & ~VOL_FLAGS_KNOWN) ||
-	    ((ki->flags & VOL_FLAG_REVERSE) && (ki->flags & VOL_FLAG_ALIGNED)))
+	    !vol_flags_ok(ki->flags))
 		return -EPROTONOSUPPORT;
 	return 0;
 }

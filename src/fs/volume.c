@@ -140,10 +140,7 @@ int vol_from_disk(struct vol_header *h, const uint8_t copy[VOL_COPY_SIZE])
 	    get32(copy + OFF_NSLOTS) != VOL_MAX_SLOTS)
 		return -EPROTONOSUPPORT;
 	h->flags = get32(copy + OFF_FLAGS);
-	if (h->flags & ~VOL_FLAGS_KNOWN)
-		return -EPROTONOSUPPORT;
-	/* a reverse view shows the compact layout only (FORMAT 5.1) */
-	if ((h->flags & VOL_FLAG_REVERSE) && (h->flags & VOL_FLAG_ALIGNED))
+	if (!vol_flags_ok(h->flags))
 		return -EPROTONOSUPPORT;
 	if (h->flags & VOL_FLAG_PLAINTEXT_NAMES) {
 		if (!all_zero(copy + OFF_NAMES, 16))

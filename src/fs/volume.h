@@ -50,6 +50,15 @@
 #define VOL_FLAG_ALIGNED (1u << 2)  /* the aligned layout (FORMAT 3.4) */
 #define VOL_FLAGS_KNOWN (VOL_FLAG_PLAINTEXT_NAMES | VOL_FLAG_REVERSE | \
 			 VOL_FLAG_ALIGNED)
+/*
+ * vol_flags_ok() - @flags has no unknown bit, and not both reverse mode
+ * and the aligned layout (a reverse view is compact, FORMAT 5.1).
+ */
+static inline bool vol_flags_ok(uint32_t flags)
+{
+	return !(flags & ~VOL_FLAGS_KNOWN) &&
+	       !((flags & VOL_FLAG_REVERSE) && (flags & VOL_FLAG_ALIGNED));
+}
 /* the data offset of a volume's files (layout.h) under @flags */
 #define VOL_DOFF(flags) \
 	((flags) & VOL_FLAG_ALIGNED ? LAYOUT_DOFF_ALIGNED : LAYOUT_DOFF_COMPACT)
