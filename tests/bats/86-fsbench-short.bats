@@ -14,14 +14,16 @@ load helpers
 
 FSBENCH="$BATS_TEST_DIRNAME/../bench/fsbench.sh"
 
-# bare and xtsfs always; each peer when its Debian package is installed
-# (.ci/run installs them all: contrib/debian-packages.txt)
+# bare, xtsfs and memfs (the floor, built from tests/bench/proto/memfs.c
+# and the build's glue: its tar -d and rsync -c checks test it) always;
+# each peer when its Debian package is installed (.ci/run installs them
+# all: contrib/debian-packages.txt)
 systems() {
 	local s list=bare
 	for s in fuse-overlayfs gocryptfs securefs; do
 		command -v "$s" >/dev/null && list+=",$s"
 	done
-	echo "$list,xtsfs"
+	echo "$list,xtsfs,memfs"
 }
 
 setup_file() {

@@ -67,6 +67,14 @@
 #   xtsfs-aligned   xtsfs on a volume of the aligned layout (xtsfs-mkfs
 #                   --layout=aligned); not selected by default
 #   xtsfs-aligned-uring  the same, mounted with -o uring
+#   memfs           the FUSE floor: tests/bench/proto/memfs.c, built for
+#                   the run, a file system in the daemon's memory that
+#                   asks the kernel for what xtsfs asks (the same libfuse
+#                   loop, INIT flags, no OPENDIR, no FLUSH) and does no
+#                   other work; no FUSE daemon does the same rows faster.
+#                   Its cold starts only drop the kernel's caches (a
+#                   remount would lose the files). Not selected by default
+#   memfs-uring     the same over FUSE's io_uring (pinned, as -o uring)
 # Adding a system: write setup_NAME DIR (make the volume in DIR, set
 # MNT[NAME], mount it and register_mount it), teardown_NAME, and, for a
 # FUSE system, remount_NAME (used for the cold starts); a '-' in NAME is
@@ -98,7 +106,7 @@ XTSFS_BIN=${XTSFS_BIN:-$REPO/build/tools}
 XTSFS_OPTS=()
 
 KNOWN_SYSTEMS=(bare fuse-overlayfs gocryptfs securefs xtsfs xtsfs-uring xtsfs-noopen
-	xtsfs-aligned xtsfs-aligned-uring)
+	xtsfs-aligned xtsfs-aligned-uring memfs memfs-uring)
 KNOWN_GROUPS=(seq fio tree)
 # xtsfs's peers for the "best peer" targets: the other encrypting ones.
 ENC_PEERS=(gocryptfs securefs)
@@ -287,6 +295,9 @@ check_prereqs() {
 		xtsfs*)
 			[ -x "$XTSFS_BIN/xtsfs" ] && [ -x "$XTSFS_BIN/xtsfs-mkfs" ] ||
 				missing+=("$XTSFS_BIN/xtsfs and xtsfs-mkfs (build: meson setup build && ninja -C build, or --xtsfs-bin DIR)") ;;
+		memfs*)
+			have cc && pkg-config --exists fuse3 2>/dev/null ||
+				missing+=("cc and pkg-config fuse3 to build memfs (Debian packages gcc, pkg-config, libfuse3-dev)") ;;
 		gocryptfs | securefs | fuse-overlayfs)
 			have "$s" || missing+=("$s (Debian package $s; or leave it out of --systems)") ;;
 		esac
@@ -602,6 +613,45 @@ remount_xtsfs_aligned_uring() {
 	mount_xtsfs_aligned_uring
 }
 teardown_xtsfs_aligned_uring() { fuse_unmount "${MNT[xtsfs-aligned-uring]}"; }
+
+# memfs, memfs-uring: the FUSE floor (tests/bench/proto/memfs.c), built
+# once per run, with xtsfs's glue (INIT flags, the ring) from the build
+# whose tools --xtsfs-bin names
+MEMFS=
+XTSFS_LIBS=
+memfs_build() {
+	local libs=$XTSFS_LIBS
+	[ -z "$MEMFS" ] || return 0
+	MEMFS=$RUN_DIR/bin/memfs
+	mkdir -p "$RUN_DIR/bin"
+	[ -e "$libs/libxtsfs-fuse.a" ] ||
+		die "memfs: $libs/libxtsfs-fuse.a is not built (ninja -C the build of --xtsfs-bin)"
+	# shellcheck disable=SC2046 # pkg-config prints several words
+	cc -O2 -Wall -DMEMFS_GLUE -I"$REPO/src/fs" -o "$MEMFS" \
+		"$REPO/tests/bench/proto/memfs.c" "$libs/libxtsfs-fuse.a" \
+		"$libs/libxtsfs-core.a" $(pkg-config --cflags --libs fuse3) \
+		-luring -lpthread
+}
+# memfs_setup SYSTEM DIR [OPTION...]: start a memfs daemon on DIR/mnt
+memfs_setup() {
+	local s=$1 d=$2
+	shift 2
+	memfs_build
+	mkdir -p "$d/mnt"
+	MNT[$s]=$d/mnt
+	register_mount "$d/mnt"
+	setsid "$MEMFS" "$@" "$d/mnt" </dev/null >>"$d/memfs.log" 2>&1 &
+	wait_mounted "$d/mnt"
+	# the ring is set up while INIT is answered: a statfs waits for it
+	stat -f "$d/mnt" >/dev/null
+}
+setup_memfs() { memfs_setup memfs "$1"; }
+teardown_memfs() { fuse_unmount "${MNT[memfs]}"; }
+setup_memfs_uring() {
+	uring_on memfs-uring
+	memfs_setup memfs-uring "$1" -u
+}
+teardown_memfs_uring() { fuse_unmount "${MNT[memfs-uring]}"; }
 
 GOCRYPTFS_PW=()
 setup_gocryptfs() {
@@ -1385,6 +1435,8 @@ main() {
 		echo "  tree: $TAR ($TREE_COUNT entries, $(du -sh "$TAR" | cut -f1))"
 	fi
 
+	# memfs links the glue of the build the xtsfs tools come from
+	XTSFS_LIBS=$(dirname "$XTSFS_BIN")/src/fs
 	# snapshot the xtsfs binaries: a rebuild during the run changes nothing
 	if [[ " ${SYSTEMS[*]} " == *" xtsfs"* ]]; then
 		mkdir -p "$RUN_DIR/bin"
