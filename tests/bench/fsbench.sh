@@ -627,7 +627,7 @@ memfs_build() {
 	[ -e "$libs/libxtsfs-fuse.a" ] ||
 		die "memfs: $libs/libxtsfs-fuse.a is not built (ninja -C the build of --xtsfs-bin)"
 	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -O2 -Wall -DMEMFS_GLUE -I"$REPO/src/fs" -o "$MEMFS" \
+	cc -O2 -Wall -DFLOOR_GLUE -I"$REPO/src/fs" -o "$MEMFS" \
 		"$REPO/tests/bench/proto/memfs.c" "$libs/libxtsfs-fuse.a" \
 		"$libs/libxtsfs-core.a" $(pkg-config --cflags --libs fuse3) \
 		-luring -lpthread

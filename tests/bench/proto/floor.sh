@@ -56,7 +56,7 @@ chmod 600 "$W/pass"
 LIBS=$HERE/../../../build/src/fs
 if [ -e "$LIBS/libxtsfs-fuse.a" ]; then
 	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -O2 -Wall -DNULLFS_GLUE -I"$HERE/../../../src/fs" -o "$NULLFS" "$HERE/nullfs.c" \
+	cc -O2 -Wall -DFLOOR_GLUE -I"$HERE/../../../src/fs" -o "$NULLFS" "$HERE/nullfs.c" \
 		"$LIBS/libxtsfs-fuse.a" "$LIBS/libxtsfs-core.a" \
 		$(pkg-config --cflags --libs fuse3) -luring -lpthread || exit 1
 else

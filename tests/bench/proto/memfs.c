@@ -12,7 +12,7 @@
 // It talks to the kernel as xtsfs does by default: the same libfuse
 // loop (API 3.12, 8 workers that never exit), READDIRPLUS, OPENDIR
 // answered ENOSYS (the kernel then skips OPENDIR and RELEASEDIR), and,
-// when built with xtsfs's glue (-DMEMFS_GLUE -Isrc/fs, linking
+// when built with xtsfs's glue (-DFLOOR_GLUE -Isrc/fs, linking
 // build/src/fs/libxtsfs-fuse.a, libxtsfs-core.a and -luring, as
 // fsbench.sh does), the INIT flags libfuse 3.14 drops
 // (HANDLE_KILLPRIV_V2, PARALLEL_DIROPS) and -u / -U for FUSE over
@@ -28,12 +28,7 @@
 // Run:   memfs [-s] [-d] [-u|-U] MOUNTPOINT (foreground; -s: one thread,
 //        -d: libfuse logs every request)
 #define _GNU_SOURCE /* RENAME_NOREPLACE */
-#ifdef MEMFS_GLUE
-#include "fuse_glue.h"
-#else
-#define FUSE_USE_VERSION 312 /* as xtsfs: see nullfs.c */
-#include <fuse_lowlevel.h>
-#endif
+#include "floor_loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -256,7 +251,7 @@ static void reply_err(fuse_req_t req, int err)
 static void mf_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
-#ifdef MEMFS_GLUE
+#ifdef FLOOR_GLUE
 	glue_conn_common(conn);
 #endif
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE; /* xtsfs's default */
@@ -845,7 +840,6 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se;
-	struct fuse_loop_config *cfg;
 	int single = 0, i, rc;
 	unsigned glue = 0;
 	const char *mnt = NULL;
@@ -878,39 +872,10 @@ int main(int argc, char **argv)
 	root.nlookup = 1;
 	touch(&root.st.st_mtim);
 	root.st.st_atim = root.st.st_ctim = root.st.st_mtim;
-#ifndef MEMFS_GLUE
-	if (glue) {
-		fprintf(stderr, "memfs: built without MEMFS_GLUE: no -u or -U\n");
-		return 2;
-	}
-#endif
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
-	if (!se || fuse_session_mount(se, mnt) != 0)
+	if (!se)
 		return 1;
-#ifdef MEMFS_GLUE
-	if (glue_session_io(se, GLUE_INIT_KILLPRIV_V2 | GLUE_INIT_PARALLEL_DIROPS |
-			    (glue == 1 ? GLUE_INIT_URING : 0) |
-			    (glue == 2 ? GLUE_INIT_URING | GLUE_URING_UNPINNED : 0),
-			    mnt) != 0) {
-		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		return 1;
-	}
-#endif
-	if (single) {
-		rc = fuse_session_loop(se);
-	} else {
-		cfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(cfg, 0);
-		fuse_loop_cfg_set_max_threads(cfg, 8);
-		fuse_loop_cfg_set_idle_threads(cfg, 8);
-		rc = fuse_session_loop_mt(se, cfg);
-		fuse_loop_cfg_destroy(cfg);
-	}
-#ifdef MEMFS_GLUE
-	glue_session_io_stop();
-#endif
-	fuse_session_unmount(se);
+	rc = floor_serve(se, mnt, single, (int)glue, 1);
 	fuse_session_destroy(se);
-	return rc ? 1 : 0;
+	return rc;
 }

@@ -15,22 +15,13 @@
 //
 // -u / -U serve it over io_uring (pinned / unpinned threads, as xtsfs's
 // -o uring / uring_unpinned), through xtsfs's own glue: build with
-// -DNULLFS_GLUE -Isrc/fs and link build/src/fs/libxtsfs-fuse.a,
+// -DFLOOR_GLUE -Isrc/fs and link build/src/fs/libxtsfs-fuse.a,
 // libxtsfs-core.a and -luring (floor.sh does, when they are built).
 //
 // Build: cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
 // Run:   nullfs [-s] [-u|-U] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
 //        (foreground; -s: one thread)
-/*
- * 312 as in xtsfs: below it fuse_session_loop_mt() takes the old config
- * struct, reads this one's fields as other things and starts a thread
- * per request (a 2x slower floor, measured).
- */
-#define FUSE_USE_VERSION 312
-#include <fuse_lowlevel.h>
-#ifdef NULLFS_GLUE
-#include "fuse_glue.h"
-#endif
+#include "floor_loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -186,7 +177,6 @@ int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se;
-	struct fuse_loop_config *cfg;
 	int single = 0, i, rc;
 	unsigned glue = 0;    /* -u / -U: FUSE over io_uring through xtsfs's glue */
 	const char *mnt = NULL, *mib = NULL;
@@ -227,37 +217,10 @@ int main(int argc, char **argv)
 	data = lower >= 0 ? NULL : calloc(1, size);
 	if (lower < 0 && !data)
 		return 1;
-#ifndef NULLFS_GLUE
-	if (glue) {
-		fprintf(stderr, "nullfs: built without NULLFS_GLUE: no -u or -U\n");
-		return 2;
-	}
-#endif
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
-	if (!se || fuse_session_mount(se, mnt) != 0)
+	if (!se)
 		return 1;
-#ifdef NULLFS_GLUE
-	if (glue && glue_session_io(se, glue == 2 ? GLUE_URING_UNPINNED :
-				    GLUE_INIT_URING, mnt) != 0) {
-		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		return 1;
-	}
-#endif
-	if (single) {
-		rc = fuse_session_loop(se);
-	} else {
-		cfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(cfg, 0);
-		fuse_loop_cfg_set_max_threads(cfg, 8);
-		fuse_loop_cfg_set_idle_threads(cfg, 8); /* as xtsfs: workers never exit */
-		rc = fuse_session_loop_mt(se, cfg);
-		fuse_loop_cfg_destroy(cfg);
-	}
-#ifdef NULLFS_GLUE
-	glue_session_io_stop();
-#endif
-	fuse_session_unmount(se);
+	rc = floor_serve(se, mnt, single, (int)glue, 0);
 	fuse_session_destroy(se);
-	return rc ? 1 : 0;
+	return rc;
 }
