@@ -44,6 +44,20 @@ mount_ticks() {
 	[ "$found" = 1 ] && echo "$sum"
 }
 
+# ab_timed LABEL MOUNTPOINT CMD...: run CMD (its output dropped) and
+# print one line for the proto/ A/B scripts: LABEL, the wall seconds and
+# the CPU ticks of the daemon serving MOUNTPOINT meanwhile.
+ab_timed() {
+	local label=$1 m=$2 c0 t0 t1
+	shift 2
+	c0=$(mount_ticks "$m")
+	t0=$(date +%s.%N)
+	"$@" >/dev/null
+	t1=$(date +%s.%N)
+	printf '%s wall %.3f cpu %d\n' "$label" "$(echo "$t1 - $t0" | bc)" \
+		$(($(mount_ticks "$m") - c0))
+}
+
 # fio_cell RW JOBS FILE MOUNTPOINT: 10 s of fio, psync 4 KiB RW
 # (randread or randwrite), JOBS jobs on the 256 MiB FILE; prints its IOPS
 # and the CPU per request (µs) of the daemon serving MOUNTPOINT. For the

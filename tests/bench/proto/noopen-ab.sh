@@ -31,14 +31,9 @@ mnt() {
 	"$XB/xtsfs" --passfile "$W/pass" "${o[@]}" "$1/c" "$1/m"
 }
 timed() { # NAME DIR CMD...: one line, wall seconds and daemon ticks
-	local name=$1 d=$2 c0 t0 t1
+	local name=$1 d=$2
 	shift 2
-	c0=$(mount_ticks "$d/m")
-	t0=$(date +%s.%N)
-	"$@" >/dev/null
-	t1=$(date +%s.%N)
-	printf '%s %s %s wall %.3f cpu %d\n' "$round" "$arm" "$name" \
-		"$(echo "$t1 - $t0" | bc)" $(($(mount_ticks "$d/m") - c0))
+	ab_timed "$round $arm $name" "$d/m" "$@"
 }
 read_all() { tar -cf - -C "$1" tree | wc -c; }
 

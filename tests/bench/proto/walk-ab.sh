@@ -36,14 +36,9 @@ chmod 600 "$W/pass"
 bin() { if [ "$1" = alt ]; then echo "$AB"; else echo "$XB"; fi; }
 mnt() { "$(bin "$1")/xtsfs" --passfile "$W/pass" "$W/$1/c" "$W/$1/m"; }
 timed() { # NAME ARM CMD...: one line, wall seconds and daemon ticks
-	local name=$1 a=$2 c0 t0 t1
+	local name=$1 a=$2
 	shift 2
-	c0=$(mount_ticks "$W/$a/m")
-	t0=$(date +%s.%N)
-	"$@" >/dev/null
-	t1=$(date +%s.%N)
-	printf '%s %s %s wall %.3f cpu %d\n' "$round" "$a" "$name" \
-		"$(echo "$t1 - $t0" | bc)" $(($(mount_ticks "$W/$a/m") - c0))
+	ab_timed "$round $a $name" "$W/$a/m" "$@"
 }
 count() { find "$1" | wc -l; }
 
