@@ -626,11 +626,7 @@ memfs_build() {
 	mkdir -p "$RUN_DIR/bin"
 	[ -e "$libs/libxtsfs-fuse.a" ] ||
 		die "memfs: $libs/libxtsfs-fuse.a is not built (ninja -C the build of --xtsfs-bin)"
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -O2 -Wall -DFLOOR_GLUE -I"$REPO/src/fs" -o "$MEMFS" \
-		"$REPO/tests/bench/proto/memfs.c" "$libs/libxtsfs-fuse.a" \
-		"$libs/libxtsfs-core.a" $(pkg-config --cflags --libs fuse3) \
-		-luring -lpthread
+	floor_build "$REPO/tests/bench/proto/memfs.c" "$MEMFS" "$libs"
 }
 # memfs_setup SYSTEM DIR [OPTION...]: start a memfs daemon on DIR/mnt
 memfs_setup() {

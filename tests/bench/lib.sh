@@ -58,6 +58,24 @@ ab_timed() {
 		$(($(mount_ticks "$m") - c0))
 }
 
+# floor_build SRC OUT LIBS: compile a floor daemon (proto/nullfs.c,
+# proto/memfs.c) into OUT, with xtsfs's glue (INIT flags, io_uring:
+# proto/floor_loop.h) when LIBS, a build's src/fs, has it built, else
+# without.
+floor_build() {
+	local src=$1 out=$2 libs=$3 top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	if [ -e "$libs/libxtsfs-fuse.a" ]; then
+		# shellcheck disable=SC2046 # pkg-config prints several words
+		cc -O2 -Wall -DFLOOR_GLUE -I"$top/src/fs" -o "$out" "$src" \
+			"$libs/libxtsfs-fuse.a" "$libs/libxtsfs-core.a" \
+			$(pkg-config --cflags --libs fuse3) -luring -lpthread
+	else
+		# shellcheck disable=SC2046
+		cc -O2 -Wall -o "$out" "$src" $(pkg-config --cflags --libs fuse3) -lpthread
+	fi
+}
+
 # fio_cell RW JOBS FILE MOUNTPOINT: 10 s of fio, psync 4 KiB RW
 # (randread or randwrite), JOBS jobs on the 256 MiB FILE; prints its IOPS
 # and the CPU per request (µs) of the daemon serving MOUNTPOINT. For the

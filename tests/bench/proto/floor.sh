@@ -53,16 +53,7 @@ trap cleanup EXIT
 mkdir -p "$W"
 echo pw >"$W/pass"
 chmod 600 "$W/pass"
-LIBS=$HERE/../../../build/src/fs
-if [ -e "$LIBS/libxtsfs-fuse.a" ]; then
-	# shellcheck disable=SC2046 # pkg-config prints several words
-	cc -O2 -Wall -DFLOOR_GLUE -I"$HERE/../../../src/fs" -o "$NULLFS" "$HERE/nullfs.c" \
-		"$LIBS/libxtsfs-fuse.a" "$LIBS/libxtsfs-core.a" \
-		$(pkg-config --cflags --libs fuse3) -luring -lpthread || exit 1
-else
-	# shellcheck disable=SC2046
-	cc -O2 -Wall -o "$NULLFS" "$HERE/nullfs.c" $(pkg-config --cflags --libs fuse3) || exit 1
-fi
+floor_build "$HERE/nullfs.c" "$NULLFS" "$HERE/../../../build/src/fs" || exit 1
 case " ${SYSTEMS[*]} " in
 *-uring\ * | *-unpinned\ *)
 	URING_WAS=$(cat "$URING_PARAM") || exit 1

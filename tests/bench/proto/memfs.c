@@ -108,19 +108,17 @@ static struct dent *dir_find(struct node *d, const char *name)
 	return NULL;
 }
 
-static int index_put(struct node *d, size_t pos)
+static void index_put(struct node *d, size_t pos)
 {
 	size_t mask = d->index_cap - 1, i;
 
 	for (i = d->ents[pos].hash & mask; d->index[i]; i = (i + 1) & mask)
 		;
 	d->index[i] = (uint32_t)(pos + 1);
-	return 0;
 }
 
-/* Rebuild the index of the live entries, compacting tombstones away
- * only when nothing can be reading the directory at an offset: never,
- * so the entries keep their positions and the index just grows. */
+/* Double the index and put the live entries back in it. The entries
+ * themselves never move: a READDIR offset is a position in them. */
 static int index_grow(struct node *d)
 {
 	size_t cap = d->index_cap ? d->index_cap * 2 : 16, i;
@@ -568,6 +566,7 @@ static void mf_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		touch(&nd->st.st_mtim);
 		nd->st.st_ctim = nd->st.st_mtim;
 	}
+	/* again by name: dir_add() may have moved d's entries */
 	dir_del(d, dir_find(d, name));
 	if (S_ISDIR(n->st.st_mode) && d != nd) {
 		d->st.st_nlink--;
