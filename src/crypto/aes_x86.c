@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aes_x86.c - AES-256 key expansion with AES-NI (FIPS-197 5.2), shared by
- * the "aesni", "vaes" and "zmm" cores. Requires: AES-NI, SSE2.
+ * the "aesni", "vaes" and "zmm" cores, and plain ECB encryption of a few
+ * blocks for aes_blk.h. Requires: AES-NI, SSE2.
  */
 #include "aes_x86.h"
 
@@ -78,11 +79,81 @@ TARGET void aes_x86_setkey(struct xts_ctx *ctx, const uint8_t key[XTS_KEY_SIZE])
 	}
 	memcpy(k->dk1[14], k->ek1[0], 16);
 }
+
+/* see aes_x86.h */
+TARGET void aes_x86_expand(uint8_t rk[15][16], const uint8_t key[32])
+{
+	expand256(rk, key);
+}
+
+/*
+ * Round keys are memory operands read from @rk at each use: the empty
+ * asm hides where @rk points, so the compiler has no reason to copy them
+ * into a stack frame (see aes_enc1() in xts_aesni.c).
+ */
+#define ROUND(op, x, r) x = op(x, _mm_load_si128((const __m128i *)rk[r]))
+
+/* see aes_x86.h */
+TARGET void aes_x86_encrypt_blocks(const uint8_t rk[15][16], uint8_t *dst,
+				   const uint8_t *src, size_t nblocks)
+{
+	__asm__ volatile("" : "+r"(rk));
+	for (; nblocks >= 4; nblocks -= 4, src += 64, dst += 64) {
+		__m128i k0 = _mm_load_si128((const __m128i *)rk[0]);
+		__m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src), k0);
+		__m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 16)), k0);
+		__m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 32)), k0);
+		__m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 48)), k0);
+
+		for (int r = 1; r < 14; r++) {
+			__m128i k = _mm_load_si128((const __m128i *)rk[r]);
+
+			a = _mm_aesenc_si128(a, k);
+			b = _mm_aesenc_si128(b, k);
+			c = _mm_aesenc_si128(c, k);
+			d = _mm_aesenc_si128(d, k);
+		}
+		ROUND(_mm_aesenclast_si128, a, 14);
+		ROUND(_mm_aesenclast_si128, b, 14);
+		ROUND(_mm_aesenclast_si128, c, 14);
+		ROUND(_mm_aesenclast_si128, d, 14);
+		_mm_storeu_si128((__m128i *)dst, a);
+		_mm_storeu_si128((__m128i *)(dst + 16), b);
+		_mm_storeu_si128((__m128i *)(dst + 32), c);
+		_mm_storeu_si128((__m128i *)(dst + 48), d);
+	}
+	for (; nblocks; nblocks--, src += 16, dst += 16) {
+		__m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src),
+					  _mm_load_si128((const __m128i *)rk[0]));
+
+		for (int r = 1; r < 14; r++)
+			ROUND(_mm_aesenc_si128, x, r);
+		ROUND(_mm_aesenclast_si128, x, 14);
+		_mm_storeu_si128((__m128i *)dst, x);
+	}
+}
 #else
 /* see aes_x86.h: never called off x86 (the x86 cores' probes fail) */
 void aes_x86_setkey(struct xts_ctx *ctx, const uint8_t key[XTS_KEY_SIZE])
 {
 	(void)ctx;
 	(void)key;
+}
+
+/* see aes_x86.h: never called off x86 (aes_blk.h needs AES-NI for it) */
+void aes_x86_expand(uint8_t rk[15][16], const uint8_t key[32])
+{
+	(void)rk;
+	(void)key;
+}
+
+/* see aes_x86.h */
+void aes_x86_encrypt_blocks(const uint8_t rk[15][16], uint8_t *dst,
+			    const uint8_t *src, size_t nblocks)
+{
+	(void)rk;
+	(void)dst;
+	(void)src;
+	(void)nblocks;
 }
 #endif

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aes_x86.h - the AES-256 key schedule shared by the "aesni", "vaes" and
- * "zmm" cores (FIPS-197 section 5.2, computed with AESKEYGENASSIST).
+ * "zmm" cores (FIPS-197 section 5.2, computed with AESKEYGENASSIST), and
+ * the AES-NI block encryption behind aes_blk.h.
  */
 #ifndef XTSFS_AES_X86_H
 #define XTSFS_AES_X86_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xts.h"
@@ -32,5 +34,20 @@ _Static_assert(sizeof(struct aes_x86_keys) <= XTS_CTX_STATE_SIZE,
  * Key1 || Key2. Needs AES-NI; only called after a probe passed.
  */
 void aes_x86_setkey(struct xts_ctx *ctx, const uint8_t key[XTS_KEY_SIZE]);
+
+/*
+ * aes_x86_expand() - the 15 encryption round keys of one AES-256 @key
+ * into @rk (16-byte aligned). Needs AES-NI (cpu_features()->aesni).
+ */
+void aes_x86_expand(uint8_t rk[15][16], const uint8_t key[32]);
+
+/*
+ * aes_x86_encrypt_blocks() - encrypt @nblocks 16-byte blocks from @src
+ * to @dst (may be equal) with the round keys @rk of aes_x86_expand():
+ * ECB, four blocks in flight. For CMAC, AES-SIV and the key wrap
+ * (aes_blk.h). Needs AES-NI.
+ */
+void aes_x86_encrypt_blocks(const uint8_t rk[15][16], uint8_t *dst,
+			    const uint8_t *src, size_t nblocks);
 
 #endif /* XTSFS_AES_X86_H */

@@ -37,8 +37,8 @@ void aes_cmac_setkey(struct aes_cmac_key *k, const uint8_t key[32])
 {
 	uint8_t l[16] = { 0 };
 
-	aes256_ct_setkey(&k->aes, key);
-	aes256_ct_encrypt_blocks(&k->aes, l, l, 1); /* L = E_K(0^128) */
+	aes256_blk_setkey(&k->aes, key);
+	aes256_blk_encrypt(&k->aes, l, l, 1); /* L = E_K(0^128) */
 	cmac_dbl(k->k1, l);
 	cmac_dbl(k->k2, k->k1);
 	explicit_bzero(l, sizeof(l));
@@ -64,7 +64,7 @@ void aes_cmac(const struct aes_cmac_key *k, uint8_t mac[16],
 
 	for (size_t i = 0; i < nfull; i++) {
 		xor_block(x, msg + 16 * i);
-		aes256_ct_encrypt_blocks(&k->aes, x, x, 1);
+		aes256_blk_encrypt(&k->aes, x, x, 1);
 	}
 
 	/* Branch on the length only: that is public. */
@@ -79,7 +79,7 @@ void aes_cmac(const struct aes_cmac_key *k, uint8_t mac[16],
 		xor_block(last, k->k2);
 	}
 	xor_block(x, last);
-	aes256_ct_encrypt_blocks(&k->aes, x, x, 1);
+	aes256_blk_encrypt(&k->aes, x, x, 1);
 	memcpy(mac, x, 16);
 
 	explicit_bzero(x, sizeof(x));

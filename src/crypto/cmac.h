@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "aes_ct.h"
+#include "aes_blk.h"
 
 #define AES_CMAC_KEY_SIZE 32
 #define AES_CMAC_TAG_SIZE 16
@@ -32,7 +32,7 @@
  * serve several threads at once.
  */
 struct aes_cmac_key {
-	struct aes256_ct_key aes;
+	struct aes256_blk aes;
 	uint8_t k1[16];
 	uint8_t k2[16];
 };

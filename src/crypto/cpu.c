@@ -128,6 +128,11 @@ static void apply_mask(struct cpu_features *f, const char *mask)
 		if (*p == ',')
 			p++;
 	}
+	/* what needs a hidden feature goes with it, as detect() has it */
+	f->vaes = f->vaes && f->avx2 && f->aesni;
+	f->vpclmul = f->vpclmul && f->avx2 && f->pclmul;
+	f->avx512 = f->avx512 && f->avx2;
+	f->zmm_fast = f->zmm_fast && f->avx512;
 }
 
 static struct cpu_features features;

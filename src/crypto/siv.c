@@ -49,10 +49,10 @@ static void xor16(uint8_t *dst, const uint8_t *src)
 static void s2v(const struct aes_siv_key *k, uint8_t v[16],
 		const struct siv_ad *ad, size_t nad, uint8_t *p, size_t len)
 {
-	uint8_t d[16] = { 0 };
+	uint8_t d[16];
 	uint8_t t[16];
 
-	aes_cmac(&k->mac, d, d, 16); /* D = CMAC(K1, <zero>) */
+	memcpy(d, k->d0, 16); /* D = CMAC(K1, <zero>) */
 	for (size_t i = 0; i < nad; i++) {
 		aes_cmac(&k->mac, t, ad[i].p, ad[i].len);
 		siv_dbl(d);
@@ -98,7 +98,7 @@ static void ctr_inc(uint8_t c[16])
  * shorter than 2^32 blocks. Keystream is made AES256_CT_PARALLEL blocks
  * at a time because the bitsliced core costs the same for 1 or 8.
  */
-static void siv_ctr(const struct aes256_ct_key *k, uint8_t *dst,
+static void siv_ctr(const struct aes256_blk *k, uint8_t *dst,
 		    const uint8_t *src, size_t len, const uint8_t v[16])
 {
 	uint8_t ks[AES256_CT_PARALLEL * 16];
@@ -117,7 +117,7 @@ static void siv_ctr(const struct aes256_ct_key *k, uint8_t *dst,
 			memcpy(ks + 16 * i, q, 16);
 			ctr_inc(q);
 		}
-		aes256_ct_encrypt_blocks(k, ks, ks, nb);
+		aes256_blk_encrypt(k, ks, ks, nb);
 		n = len < 16 * nb ? len : 16 * nb;
 		for (size_t i = 0; i < n; i++)
 			dst[i] = src[i] ^ ks[i];
@@ -132,7 +132,9 @@ static void siv_ctr(const struct aes256_ct_key *k, uint8_t *dst,
 void aes_siv_setkey(struct aes_siv_key *k, const uint8_t key[64])
 {
 	aes_cmac_setkey(&k->mac, key);
-	aes256_ct_setkey(&k->ctr, key + 32);
+	memset(k->d0, 0, sizeof(k->d0));
+	aes_cmac(&k->mac, k->d0, k->d0, 16);
+	aes256_blk_setkey(&k->ctr, key + 32);
 }
 
 /* see siv.h */

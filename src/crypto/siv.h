@@ -41,6 +41,7 @@ struct siv_ad {
 /*
  * struct aes_siv_key - a keyed AES-SIV.
  * @mac: K1 for S2V, expanded with its CMAC subkeys.
+ * @d0:  CMAC(K1, <zero>), where every S2V starts: a function of K1 alone.
  * @ctr: K2 for CTR, expanded.
  *
  * Owns no pointers: aes_siv_wipe() (or explicit_bzero() of the struct)
@@ -49,7 +50,8 @@ struct siv_ad {
  */
 struct aes_siv_key {
 	struct aes_cmac_key mac;
-	struct aes256_ct_key ctr;
+	uint8_t d0[16];
+	struct aes256_blk ctr;
 };
 
 /*
