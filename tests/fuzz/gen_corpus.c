@@ -553,6 +553,10 @@ static void gen_volkey(void)
 
 	fuzz_key((uint8_t *)&k, sizeof(k), 4);
 	fuzz_key(ki.uuid, sizeof(ki.uuid), 5);
+	ki.format = 1; /* a key text of a volume made before format 2 */
+	vol_key_format(text, &k, &ki);
+	put_str("volkey", "formatted-v2-format1", -1, text);
+	ki.format = VOL_VERSION;
 	vol_key_format(text, &k, &ki);
 	put_str("volkey", "formatted-v2", -1, text);
 	snprintf(buf, sizeof(buf), "# paper copy\n%s", text);
