@@ -86,50 +86,56 @@ TARGET void aes_x86_expand(uint8_t rk[15][16], const uint8_t key[32])
 	expand256(rk, key);
 }
 
-/*
- * Round keys are memory operands read from @rk at each use: the empty
- * asm hides where @rk points, so the compiler has no reason to copy them
- * into a stack frame (see aes_enc1() in xts_aesni.c).
- */
-#define ROUND(op, x, r) x = op(x, _mm_load_si128((const __m128i *)rk[r]))
+/* Round key @r of @rk, read from memory at each use. */
+TARGET static inline __m128i rkey(const uint8_t rk[15][16], int r)
+{
+	return _mm_load_si128((const __m128i *)rk[r]);
+}
 
-/* see aes_x86.h */
+TARGET static inline __m128i load(const uint8_t *p)
+{
+	return _mm_loadu_si128((const __m128i *)p);
+}
+
+TARGET static inline void store(uint8_t *p, __m128i x)
+{
+	_mm_storeu_si128((__m128i *)p, x);
+}
+
+/*
+ * see aes_x86.h. The empty asm hides where @rk points, so the compiler
+ * reads the round keys from the key rather than keeping them in registers
+ * it would then spill to the stack (see aes_enc1() in xts_aesni.c).
+ */
 TARGET void aes_x86_encrypt_blocks(const uint8_t rk[15][16], uint8_t *dst,
 				   const uint8_t *src, size_t nblocks)
 {
 	__asm__ volatile("" : "+r"(rk));
 	for (; nblocks >= 4; nblocks -= 4, src += 64, dst += 64) {
-		__m128i k0 = _mm_load_si128((const __m128i *)rk[0]);
-		__m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src), k0);
-		__m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 16)), k0);
-		__m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 32)), k0);
-		__m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 48)), k0);
+		__m128i a = _mm_xor_si128(load(src), rkey(rk, 0));
+		__m128i b = _mm_xor_si128(load(src + 16), rkey(rk, 0));
+		__m128i c = _mm_xor_si128(load(src + 32), rkey(rk, 0));
+		__m128i d = _mm_xor_si128(load(src + 48), rkey(rk, 0));
 
 		for (int r = 1; r < 14; r++) {
-			__m128i k = _mm_load_si128((const __m128i *)rk[r]);
+			__m128i k = rkey(rk, r);
 
 			a = _mm_aesenc_si128(a, k);
 			b = _mm_aesenc_si128(b, k);
 			c = _mm_aesenc_si128(c, k);
 			d = _mm_aesenc_si128(d, k);
 		}
-		ROUND(_mm_aesenclast_si128, a, 14);
-		ROUND(_mm_aesenclast_si128, b, 14);
-		ROUND(_mm_aesenclast_si128, c, 14);
-		ROUND(_mm_aesenclast_si128, d, 14);
-		_mm_storeu_si128((__m128i *)dst, a);
-		_mm_storeu_si128((__m128i *)(dst + 16), b);
-		_mm_storeu_si128((__m128i *)(dst + 32), c);
-		_mm_storeu_si128((__m128i *)(dst + 48), d);
+		store(dst, _mm_aesenclast_si128(a, rkey(rk, 14)));
+		store(dst + 16, _mm_aesenclast_si128(b, rkey(rk, 14)));
+		store(dst + 32, _mm_aesenclast_si128(c, rkey(rk, 14)));
+		store(dst + 48, _mm_aesenclast_si128(d, rkey(rk, 14)));
 	}
 	for (; nblocks; nblocks--, src += 16, dst += 16) {
-		__m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src),
-					  _mm_load_si128((const __m128i *)rk[0]));
+		__m128i x = _mm_xor_si128(load(src), rkey(rk, 0));
 
 		for (int r = 1; r < 14; r++)
-			ROUND(_mm_aesenc_si128, x, r);
-		ROUND(_mm_aesenclast_si128, x, 14);
-		_mm_storeu_si128((__m128i *)dst, x);
+			x = _mm_aesenc_si128(x, rkey(rk, r));
+		store(dst, _mm_aesenclast_si128(x, rkey(rk, 14)));
 	}
 }
 #else
