@@ -606,13 +606,29 @@ static void mf_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_create(req, &e, fi);
 }
 
+/* This thread's reply buffer, at least @size bytes; NULL without memory. */
+static char *reply_buf(size_t size)
+{
+	static __thread char *buf;
+	static __thread size_t cap;
+
+	if (size > cap) {
+		char *p = realloc(buf, size);
+
+		if (!p)
+			return NULL;
+		buf = p;
+		cap = size;
+	}
+	return buf;
+}
+
 static void mf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	static __thread char *buf;
-	static __thread size_t buf_cap;
 	struct node *n;
 	size_t len = 0;
+	char *buf;
 
 	(void)fi;
 	pthread_mutex_lock(&lock);
@@ -622,15 +638,10 @@ static void mf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		if (len > size)
 			len = size;
 	}
-	if (len > buf_cap) {
-		char *p = realloc(buf, len);
-
-		if (!p) {
-			reply_err(req, ENOMEM);
-			return;
-		}
-		buf = p;
-		buf_cap = len;
+	buf = reply_buf(len);
+	if (len && !buf) {
+		reply_err(req, ENOMEM);
+		return;
 	}
 	if (len)
 		memcpy(buf, n->data + off, len);
@@ -695,20 +706,13 @@ static void mf_opendir(fuse_req_t req, fuse_ino_t ino,
 static void list(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 int plus)
 {
-	static __thread char *buf;
-	static __thread size_t buf_cap;
+	char *buf = reply_buf(size);
 	struct node *d;
 	size_t used = 0, i;
 
-	if (size > buf_cap) {
-		char *p = realloc(buf, size);
-
-		if (!p) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		buf = p;
-		buf_cap = size;
+	if (size && !buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
 	}
 	pthread_mutex_lock(&lock);
 	d = node_of(ino);
