@@ -71,6 +71,8 @@ int xm_opendir(struct xmount *m, struct xnode *in, struct xdir **out,
 	xdir_reset(d, 0);
 	*out = d;
 	*keep_cache = dir_unchanged(in, fd);
+	if (dir_take_stale(in))
+		*keep_cache = false;
 	return 0;
 }
 

@@ -67,6 +67,8 @@ int xm_mkdir(struct xmount *m, const struct caller *who, struct xnode *dir,
 	}
 	if (!err)
 		err = made(m, who, dir, &ln, S_IFDIR | mode, out, st);
+	if (!err) /* the dirid just written, unless someone swapped it */
+		xm_dir_found(m, dir, *out, name);
 	return err;
 }
 

@@ -874,6 +874,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 	} else if (in) {
 		xm_told(in, &st);
 		xm_told_until(in, m->attr_timeout);
+		xm_dir_found(m, dir, in, de->name);
 		xm_prefetch_dir(m, in); /* a walk of the tree will open it */
 	}
 	return need;

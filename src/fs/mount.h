@@ -76,6 +76,16 @@ struct xnode {
 	pthread_mutex_t meta_lock; /* dirid and header loading */
 	bool dirid_ok;             /* dirid[] is loaded; meta_lock */
 	uint8_t dirid[NAMES_DIRID_SIZE]; /* directories; meta_lock */
+	/*
+	 * Until dirid[] is loaded, the dirid a writer would have derived
+	 * from the name and parent @in was found by (xm_dir_found()): names
+	 * are read with it, AES-SIV confirming or refuting it. @cand_seen:
+	 * a name authenticated under it; @cand_stale: one did although the
+	 * loaded dirid is another (a listing may show such names: the
+	 * kernel's copy of it is to be dropped). All meta_lock.
+	 */
+	bool cand_ok, cand_seen, cand_stale;
+	uint8_t cand[NAMES_DIRID_SIZE];
 	bool hdr_ok;               /* hdr is loaded; meta_lock */
 	struct content_hdr hdr;    /* regular files; meta_lock */
 	struct timespec hdr_ctime; /* lower ctime hdr holds at; meta_lock */
@@ -124,6 +134,12 @@ struct xmount {
 				       * not files (xm_link) */
 	bool said_fd_limit;           /* logged: out of descriptors
 				       * (xm_say_fd_limit()) */
+	/*
+	 * Directories whose candidate dirid (xnode.cand) proved right, and
+	 * wrong (renamed, or random dirids of a version 1 writer): while
+	 * the wrong ones are more, dirids are read ahead anyway.
+	 */
+	unsigned long cand_right, cand_wrong;
 	bool sharedstorage;           /* -o sharedstorage: others write the
 				       * lower files unannounced (network fs) */
 	bool noopen;                  /* -o noopen: the kernel skips OPEN and
@@ -367,6 +383,18 @@ int xm_access(struct xmount *m, struct xnode *in, int mask);
  * the tree will open it soon).
  */
 void xm_prefetch_dir(struct xmount *m, struct xnode *in);
+
+/*
+ * xm_dir_found() - @in was found as @name in @dir (a lookup, a listing,
+ * a mkdir): if it is a directory whose dirid is not loaded, note the
+ * dirid a version 2 writer derives for it (FORMAT 4.2), to read its
+ * names with before its xtsfs.dirid is read, if ever. A name that
+ * authenticates under it confirms it; one that does not, or a name
+ * looked up and not there, has xtsfs.dirid read and the names tried
+ * again under that. Names are only ever written under xtsfs.dirid's.
+ */
+void xm_dir_found(struct xmount *m, struct xnode *dir, struct xnode *in,
+		  const char *name);
 
 /* ---- making, removing, renaming, attributes (entries.c) ---------------- */
 

@@ -60,6 +60,13 @@ int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
 	     char out[256]);
 
 /*
+ * dir_take_stale() - whether @dir's listing may show names its dirid does
+ * not give (xnode.cand_stale), and forget that: the caller has the
+ * kernel drop the listing.
+ */
+bool dir_take_stale(struct xnode *dir);
+
+/*
  * seen_check() - whether lower object @fd has the mtime, ctime and size
  * last seen (only if @compare), then remember them; a state whose ctime
  * is less than @min_age seconds old is remembered as unknown.
@@ -92,6 +99,13 @@ void notify_watch(struct xmount *m, struct xnode *dir);
 
 /* notify_unwatch() - @dir is being freed: drop its watch. */
 void notify_unwatch(struct xmount *m, struct xnode *dir);
+
+/*
+ * notify_listing_stale() - have the kernel drop its copy of @dir's
+ * listing and attributes (if the notifier runs; else the next OPENDIR
+ * does, dir_take_stale()). From a thread that serves no request.
+ */
+void notify_listing_stale(struct xmount *m, struct xnode *dir);
 
 /*
  * notify_own() - this mount is about to make, remove or move entry

@@ -211,6 +211,17 @@ void notify_watch(struct xmount *m, struct xnode *dir)
 }
 
 /* see mount_int.h */
+void notify_listing_stale(struct xmount *m, struct xnode *dir)
+{
+	struct xm_notify *n = m->notify;
+
+	if (!n || !n->running)
+		return;
+	atomic_fetch_add(&n->inodes, 1);
+	n->cb->inval_inode(n->arg, dir, true);
+}
+
+/* see mount_int.h */
 void notify_unwatch(struct xmount *m, struct xnode *dir)
 {
 	struct xm_notify *n = m->notify;

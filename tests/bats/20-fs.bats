@@ -279,6 +279,68 @@ line" "xtsfs" "UPPER lower" "$(printf 'L%.0s' $(seq 1 200))")
 	[ ! -e "$M/dir" ]
 }
 
+@test "renamed directories, cold after a remount: looked up, listed, written, removed" {
+	# their dirids are their first names' (FORMAT 4.2), not the ones
+	# derived from where they are now: the names must come from the file
+	mkdir -p "$M/a/b/c"
+	echo 1 >"$M/a/b/c/f"
+	echo 2 >"$M/a/b/g"
+	mv "$M/a/b" "$M/a/bb"
+	mv "$M/a" "$M/aa"
+	remount "$C" "$M"
+	# a lookup first, no listing
+	[ "$(cat "$M/aa/bb/c/f")" = 1 ]
+	remount "$C" "$M"
+	# a create first: the name is absent under the derived id too
+	echo new >"$M/aa/bb/new"
+	[ "$(ls "$M/aa/bb" | tr '\n' ' ')" = "c g new " ]
+	remount "$C" "$M"
+	[ "$(cd "$M" && find . | LC_ALL=C sort | tr '\n' ' ')" = ". ./aa ./aa/bb ./aa/bb/c ./aa/bb/c/f ./aa/bb/g ./aa/bb/new " ]
+	[ "$(cat "$M/aa/bb/new")" = new ]
+	# the old name again: a new directory with aa's dirid (allowed)
+	mkdir "$M/a"
+	echo z >"$M/a/z"
+	[ "$(od -An -tx1 "$(lower_of "$M/a")/xtsfs.dirid")" = "$(od -An -tx1 "$(lower_of "$M/aa")/xtsfs.dirid")" ]
+	remount "$C" "$M"
+	[ "$(ls "$M/a")" = z ] && [ "$(ls "$M/aa")" = bb ]
+	rm "$M/aa/bb/new" "$M/a/z"
+	rmdir "$M/a"
+	remount "$C" "$M"
+	[ "$(ls -A "$M")" = aa ] && [ "$(ls "$M/aa/bb" | tr '\n' ' ')" = "c g " ]
+}
+
+@test "a directory with names under its derived id and under its xtsfs.dirid (a merge after a rename)" {
+	mkdir "$M/d"
+	echo f >"$M/d/f"
+	mv "$M/d" "$M/keep"
+	mkdir "$M/old"
+	echo g >"$M/old/g"
+	lk=$(lower_of "$M/keep")
+	lo=$(lower_of "$M/old")
+	lg=$(lower_of "$M/old/g")
+	umount_vol "$M"
+	# what a sync tool's merge leaves: old's lower directory holds keep's
+	# dirid (derived from "d") and name f, and g, written under the id
+	# derived from "old"
+	mv "$lg" "$lk/"
+	rm "$lo/xtsfs.dirid"
+	rmdir "$lo"
+	mv "$lk" "$lo"
+	start_fg "$C" "$M"
+	# g authenticates under the id derived from "old": found
+	[ "$(cat "$M/old/g")" = g ]
+	# f, under the file's id, is always listed and read
+	ls -A "$M/old" | grep -qx f
+	[ "$(cat "$M/old/f")" = f ]
+	grep -q 'holds another id than the one derived' "$T/daemon.log"
+	# once the file's id is known only its names are listed (as any
+	# reader that takes the dirid from the file does), and a create
+	# goes under it
+	echo h >"$M/old/h"
+	[ "$(ls -A "$M/old" | LC_ALL=C sort | tr '\n' ' ')" = "f h " ]
+	kill -0 "$DAEMON_PID"
+}
+
 @test "a directory of 1500 entries (some long names): listed whole, removed whole" {
 	mkdir "$M/big"
 	python3 - "$M/big" "$R" <<'PY'

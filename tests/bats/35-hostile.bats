@@ -44,10 +44,13 @@ setup_file() {
 	mkvol "$C"
 	mount_vol "$C" "$M"
 	echo good >"$M/good"
-	mkdir "$M/d" "$M/x" "$M/y" "$M/L"
+	mkdir "$M/d" "$M/x" "$M/y" "$M/L" "$M/r0"
 	echo in-d >"$M/d/a"
 	echo in-x >"$M/x/xf"
 	echo in-y >"$M/y/yf"
+	# r keeps the dirid derived from its first name, r0 (FORMAT 4.2)
+	echo in-r >"$M/r0/rf"
+	mv "$M/r0" "$M/r"
 	echo A >"$M/L/$LA"
 	echo B >"$M/L/$LB"
 	echo short >"$M/L/short"
@@ -61,6 +64,7 @@ setup_file() {
 			p=$(lower_of "$M/$p") && echo "${p#"$C"/}"
 		done
 		for p in ls1 ls2; do readlink "$(lower_of "$M/$p")"; done
+		p=$(lower_of "$M/r") && echo "${p#"$C"/}"
 	} >"$HFIX/lower"
 	umount_vol "$M"
 }
@@ -85,6 +89,7 @@ fixture() {
 	mapfile -t low <"$HFIX/lower"
 	LX=$C/${low[0]} LY=$C/${low[1]} LLA=$C/${low[2]} LLB=$C/${low[3]}
 	LF=$C/${low[4]} LG=$C/${low[5]} REF1=$C/${low[6]} REF2=$C/${low[7]}
+	LR=$C/${low[8]}
 	# the mount shows lower inode numbers
 	INO_A=$(stat -c %i "$LLA")
 	[ -f "$LLA.name" ] && [ -f "$LLB.name" ] && [ -f "$REF1" ] && [ -f "$REF2" ]
@@ -126,7 +131,7 @@ phase_end() {
 ex_rootdirid() {
 	xrun 10 ls -A "$M"
 	expect_ok "ls the root"
-	[ "$(sorted_out)" = "L d f g good ls1 ls2 lshort x y " ] || {
+	[ "$(sorted_out)" = "L d f g good ls1 ls2 lshort r x y " ] || {
 		echo "root listing: $(sorted_out)" >&2
 		return 1
 	}
@@ -142,42 +147,58 @@ ex_rootdirid() {
 	xrun 10 rm "$M/new-$2"
 }
 
-# directory y's xtsfs.dirid: y's names cannot be decrypted: listing and
-# lookups fail with EIO (or, for another directory's dirid, y's entries
-# are not there); nothing is created in y
+# directory y's xtsfs.dirid, and renamed directory r's the same way. y
+# was never renamed: its names authenticate under the dirid derived from
+# its name (FORMAT 4.2), which xtsfs reads them with before it reads the
+# file, so listing, lookups and reads work; a create needs the file's id:
+# EIO, nothing made (with x's dirid copied in: made under x's id, and
+# removable). r's derived id is its old name's: its names need the file,
+# so listing and lookups fail with EIO (with x's dirid: r looks empty).
 ex_dirid() {
-	local kind=$1 before
+	local kind=$1 before beforer
 	before=$(lower_names "$LY")
+	beforer=$(lower_names "$LR")
 	xrun 10 ls -A "$M"
 	expect_ok "ls the root"
-	[[ " $(sorted_out) " == *" y "* ]]
+	[[ " $(sorted_out) " == *" y "* && " $(sorted_out) " == *" r "* ]]
 	xrun 10 ls -A "$M/y"
-	if [ "$kind" = copy ]; then
-		expect_ok "ls y"
-		[ -z "$output" ] || { echo "ls y with x's dirid: $output" >&2; return 1; }
-	else
-		expect_eio "ls y"
-	fi
+	expect_ok "ls y"
+	[ "$output" = yf ] || { echo "ls y: $output" >&2; return 1; }
 	xrun 10 ls -lA "$M/y"
-	# yf neither listed (" yf") nor named in an error ("/y/yf"); a bare
-	# *yf* also matched the test directory's random name (xtsfs-bats.yfQijs)
-	[[ $output != *" yf"* && $output != *"/y/yf"* ]]
-	xrun 10 stat -c "%F %s %i" "$M/y/yf"
-	expect_fail "stat y/yf"
+	expect_ok "ls -l y"
 	xrun 10 cat "$M/y/yf"
-	expect_fail "cat y/yf"
-	xrun 10 touch "$M/y/new-$2"
-	if [ "$kind" != copy ]; then
-		expect_eio "create in y"
-		[ "$(lower_names "$LY")" = "$before" ] || {
-			echo "the create left something in y" >&2
-			return 1
-		}
-	elif [ "$status" -eq 0 ]; then
-		# made with x's dirid, consistently: it can be removed again
-		xrun 10 rm "$M/y/new-$2"
-		expect_ok "rm y/new-$2"
+	expect_ok "cat y/yf"
+	[ "$output" = in-y ] || { echo "y/yf: $output" >&2; return 1; }
+	xrun 10 ls -A "$M/r"
+	if [ "$kind" = copy ]; then
+		expect_ok "ls r"
+		[ -z "$output" ] || { echo "ls r with x's dirid: $output" >&2; return 1; }
+	else
+		expect_eio "ls r"
 	fi
+	xrun 10 ls -lA "$M/r"
+	# rf neither listed (" rf") nor named in an error ("/r/rf"); a bare
+	# *rf* could match the test directory's random name
+	[[ $output != *" rf"* && $output != *"/r/rf"* ]]
+	xrun 10 stat -c "%F %s %i" "$M/r/rf"
+	expect_fail "stat r/rf"
+	xrun 10 cat "$M/r/rf"
+	expect_fail "cat r/rf"
+	for d in y r; do
+		xrun 10 touch "$M/$d/new-$2"
+		if [ "$kind" != copy ]; then
+			expect_eio "create in $d"
+		else
+			# made with x's dirid, consistently: it can be removed
+			expect_ok "create in $d with x's dirid"
+			xrun 10 rm "$M/$d/new-$2"
+			expect_ok "rm $d/new-$2"
+		fi
+	done
+	[ "$(lower_names "$LY")" = "$before" ] && [ "$(lower_names "$LR")" = "$beforer" ] || {
+		echo "a create left something in y or r" >&2
+		return 1
+	}
 	xrun 10 ls -A "$M/x"
 	[ "$output" = xf ]
 	rest_ok
@@ -310,6 +331,8 @@ hostile_case() {
 	# while mounted: the daemon has looked at nothing yet
 	start_daemon "$C" "$M"
 	replace "$path" "$kind" "$src"
+	# a renamed directory's the same way (ex_dirid)
+	[ "$target" != dirid ] || replace "$LR/xtsfs.dirid" "$kind" "$src"
 	after=$(snapshot "$path")
 	echo "$path is now: $after"
 	"ex_$target" "$kind" mounted

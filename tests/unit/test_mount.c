@@ -537,6 +537,119 @@ static void derived(void)
 	CHECK(xm_init(&bare) == -EINVAL, "no dirid key: refused");
 }
 
+/* A fresh node for @name in @dir (xm_lookup), or NULL. */
+static struct xnode *look(struct xnode *dir, const char *name)
+{
+	struct xnode *in = NULL;
+	struct stat st;
+
+	return xm_lookup(&M, dir, name, &in, &st) ? NULL : in;
+}
+
+/* An empty file @name in @dir; Return: 0 or -errno. */
+static int touch_(struct xnode *dir, const char *name)
+{
+	struct xhandle *h = NULL;
+	struct xnode *in = NULL;
+	struct stat st;
+	bool keep;
+	int err = xm_create(&M, &Me, dir, name, 0644, O_RDWR | O_CREAT, &in,
+			    &st, &h, &keep);
+
+	if (!err) {
+		xm_release(h);
+		xm_forget(&M, in, 1);
+	}
+	return err;
+}
+
+/* @in's state: dirid loaded (1), candidate only (2), neither (0). */
+static int id_state(struct xnode *in)
+{
+	int s;
+
+	pthread_mutex_lock(&in->meta_lock);
+	s = in->dirid_ok ? 1 : in->cand_ok ? 2 : 0;
+	pthread_mutex_unlock(&in->meta_lock);
+	return s;
+}
+
+/*
+ * Directories found by name read their names under the derived dirid
+ * without reading xtsfs.dirid (xm_dir_found()); a renamed one, whose
+ * derived dirid is another, falls back on the file; one whose file is
+ * lost still reads, and refuses creates.
+ */
+static void candidates(void)
+{
+	struct xnode *a = mkdir_(M.root, "cand-a"), *in, *f;
+	char list[256];
+	int lfd;
+
+	if (!a)
+		return;
+	CHECK(touch_(a, "f") == 0, "create in cand-a");
+	xm_forget(&M, a, 1);
+	/* found again by name: the candidate, no file read */
+	in = look(M.root, "cand-a");
+	CHECK(in && id_state(in) == 2, "found: candidate only");
+	f = in ? look(in, "f") : NULL;
+	CHECK(f != NULL, "f found under the candidate");
+	if (f)
+		xm_forget(&M, f, 1);
+	if (in) {
+		listing(in, list, sizeof(list));
+		CHECK(!strcmp(list, "f/"), "listed under it: %s", list);
+		CHECK(id_state(in) == 2, "xtsfs.dirid still not read");
+		CHECK(touch_(in, "g") == 0 && id_state(in) == 1,
+		      "a create reads the file");
+		xm_forget(&M, in, 1);
+	}
+	/* renamed: the name's derived dirid is not its own */
+	CHECK(xm_rename(&M, &Me, M.root, "cand-a", M.root, "cand-b", 0) == 0,
+	      "rename");
+	in = look(M.root, "cand-b");
+	CHECK(in && id_state(in) == 2, "renamed, found: candidate only");
+	f = in ? look(in, "g") : NULL;
+	CHECK(f != NULL && id_state(in) == 1,
+	      "a name not under it: the file read, found under that");
+	if (f)
+		xm_forget(&M, f, 1);
+	if (in)
+		xm_forget(&M, in, 1);
+	in = look(M.root, "cand-b");
+	if (in) {
+		listing(in, list, sizeof(list));
+		CHECK(!strcmp(list, "f/g/"), "renamed, listed: %s", list);
+		CHECK(id_state(in) == 1, "a listing under another id: the file");
+		f = look(in, "absent");
+		CHECK(f == NULL, "an absent name stays absent");
+		xm_forget(&M, in, 1);
+	}
+	/* xtsfs.dirid lost: names read under the candidate, creates EIO */
+	a = mkdir_(M.root, "cand-c");
+	CHECK(a && touch_(a, "h") == 0, "create in cand-c");
+	lfd = a ? openat(a->fd, ".", O_RDONLY | O_DIRECTORY) : -1;
+	CHECK(lfd >= 0 && unlinkat(lfd, NAMES_DIRID_FILE, 0) == 0,
+	      "lose cand-c's xtsfs.dirid");
+	if (lfd >= 0)
+		close(lfd);
+	if (a)
+		xm_forget(&M, a, 1);
+	in = look(M.root, "cand-c");
+	if (in) {
+		listing(in, list, sizeof(list));
+		CHECK(!strcmp(list, "h/"), "lost dirid, listed: %s", list);
+		f = look(in, "h");
+		CHECK(f != NULL, "lost dirid: h found");
+		if (f)
+			xm_forget(&M, f, 1);
+		CHECK(look(in, "nope") == NULL, "lost dirid: absent");
+		CHECK(touch_(in, "i") == -EIO, "lost dirid: a create is EIO");
+		xm_forget(&M, in, 1);
+	}
+}
+
 /* Make file @name in the root with @len bytes of @seed, through @h. */
 static struct xnode *bare_file(const char *name, size_t len, unsigned seed,
 			       struct xhandle **h)
@@ -667,6 +780,7 @@ int main(void)
 	run();
 	conflicts();
 	derived();
+	candidates();
 	bare_handles();
 	xm_destroy(&M);
 	aes_cmac_wipe(&Idkey);
