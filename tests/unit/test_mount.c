@@ -563,6 +563,27 @@ static int touch_(struct xnode *dir, const char *name)
 	return err;
 }
 
+/* Forget the reference a lookup gave, if it gave one. */
+static void drop(struct xnode *in)
+{
+	if (in)
+		xm_forget(&M, in, 1);
+}
+
+/* Directory @name of the root, looked up afresh; its listing must be @want. */
+static struct xnode *look_listed(const char *name, const char *want)
+{
+	struct xnode *in = look(M.root, name);
+	char list[256];
+
+	CHECK(in != NULL, "%s found", name);
+	if (in) {
+		listing(in, list, sizeof(list));
+		CHECK(!strcmp(list, want), "%s listed: %s", name, list);
+	}
+	return in;
+}
+
 /* @in's state: dirid loaded (1), candidate only (2), neither (0). */
 static int id_state(struct xnode *in)
 {
@@ -595,8 +616,7 @@ static void candidates(void)
 	CHECK(in && id_state(in) == 2, "found: candidate only");
 	f = in ? look(in, "f") : NULL;
 	CHECK(f != NULL, "f found under the candidate");
-	if (f)
-		xm_forget(&M, f, 1);
+	drop(f);
 	if (in) {
 		listing(in, list, sizeof(list));
 		CHECK(!strcmp(list, "f/"), "listed under it: %s", list);
@@ -613,14 +633,10 @@ static void candidates(void)
 	f = in ? look(in, "g") : NULL;
 	CHECK(f != NULL && id_state(in) == 1,
 	      "a name not under it: the file read, found under that");
-	if (f)
-		xm_forget(&M, f, 1);
-	if (in)
-		xm_forget(&M, in, 1);
-	in = look(M.root, "cand-b");
+	drop(f);
+	drop(in);
+	in = look_listed("cand-b", "f/g/");
 	if (in) {
-		listing(in, list, sizeof(list));
-		CHECK(!strcmp(list, "f/g/"), "renamed, listed: %s", list);
 		CHECK(id_state(in) == 1, "a listing under another id: the file");
 		f = look(in, "absent");
 		CHECK(f == NULL, "an absent name stays absent");
@@ -634,16 +650,12 @@ static void candidates(void)
 	      "lose cand-c's xtsfs.dirid");
 	if (lfd >= 0)
 		close(lfd);
-	if (a)
-		xm_forget(&M, a, 1);
-	in = look(M.root, "cand-c");
+	drop(a);
+	in = look_listed("cand-c", "h/");
 	if (in) {
-		listing(in, list, sizeof(list));
-		CHECK(!strcmp(list, "h/"), "lost dirid, listed: %s", list);
 		f = look(in, "h");
 		CHECK(f != NULL, "lost dirid: h found");
-		if (f)
-			xm_forget(&M, f, 1);
+		drop(f);
 		CHECK(look(in, "nope") == NULL, "lost dirid: absent");
 		CHECK(touch_(in, "i") == -EIO, "lost dirid: a create is EIO");
 		xm_forget(&M, in, 1);
