@@ -545,8 +545,7 @@ static void prefetch_dirid(void *ctx, void *item)
 
 	(void)dirid_load(m, dir, dirid, true);
 	explicit_bzero(dirid, sizeof(dirid));
-	if (dir_take_stale(dir))
-		notify_listing_stale(m, dir);
+	notify_listing_stale(m, dir);
 	xm_forget(m, dir, 1);
 }
 

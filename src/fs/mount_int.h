@@ -101,9 +101,10 @@ void notify_watch(struct xmount *m, struct xnode *dir);
 void notify_unwatch(struct xmount *m, struct xnode *dir);
 
 /*
- * notify_listing_stale() - have the kernel drop its copy of @dir's
- * listing and attributes (if the notifier runs; else the next OPENDIR
- * does, dir_take_stale()). From a thread that serves no request.
+ * notify_listing_stale() - if @dir's listing may show names its dirid
+ * does not give (dir_take_stale()), have the kernel drop its copy of it
+ * and of @dir's attributes; if the notifier does not run, the next
+ * OPENDIR does that instead. From a thread that serves no request.
  */
 void notify_listing_stale(struct xmount *m, struct xnode *dir);
 

@@ -215,7 +215,7 @@ void notify_listing_stale(struct xmount *m, struct xnode *dir)
 {
 	struct xm_notify *n = m->notify;
 
-	if (!n || !n->running)
+	if (!n || !n->running || !dir_take_stale(dir))
 		return;
 	atomic_fetch_add(&n->inodes, 1);
 	n->cb->inval_inode(n->arg, dir, true);
