@@ -13,11 +13,12 @@
 /* One more reference to @in, which the caller holds one on already. */
 void node_hold(struct xmount *m, struct xnode *in);
 
-/* The lower name of @name in @dir (dirops_name_enc; -EPERM: reserved). */
-int name_enc(struct xmount *m, struct xnode *dir, const char *name,
-	     struct lname *ln);
+/*
+ * node_find() - the node of lower object (@dev, @ino) with one more
+ * reference (drop it with xm_forget(m, in, 1)), or NULL.
+ */
+struct xnode *node_find(struct xmount *m, dev_t dev, ino_t ino);
 
-/* dirops_mkdir() of @ln (plaintext @name) in @dir, dirid from @dir's. */
 /*
  * xm_fd_retry() - whether to try again a call that failed with @err, for
  * the @tries-th time (from 0): out of descriptors (EMFILE, ENFILE), the
@@ -29,24 +30,6 @@ int name_enc(struct xmount *m, struct xnode *dir, const char *name,
  */
 bool xm_fd_retry(struct xmount *m, int err, int tries);
 
-int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
-	     mode_t mode, const char *name);
-
-/*
- * The lower name of @name in @dir for an entry that may exist: a
- * conflict copy's if no entry has that name (dirops_name_find()).
- */
-int name_find(struct xmount *m, struct xnode *dir, const char *name,
-	      struct lname *ln);
-
-/* name_find() for a name that must exist: reserved ones are -ENOENT. */
-int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
-		      struct lname *ln);
-
-/*
- * Decrypt lower entry @lower of @dir into @out. Return 0, 1 to skip it
- * silently (our own files), or -errno (-EIO: no dirid).
- */
 /*
  * report_bad() - log that entry @lower of the lower directory @dir_ino
  * is damaged (@what: "cannot be decrypted; skipped"), once per mount:
@@ -55,16 +38,6 @@ int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
  */
 void report_bad(struct xmount *m, uint64_t dir_ino, const char *lower,
 		const char *what);
-
-int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
-	     char out[256]);
-
-/*
- * dir_take_stale() - whether @dir's listing may show names its dirid does
- * not give (xnode.cand_stale), and forget that: the caller has the
- * kernel drop the listing.
- */
-bool dir_take_stale(struct xnode *dir);
 
 /*
  * seen_check() - whether lower object @fd has the mtime, ctime and size
@@ -86,11 +59,50 @@ bool seen_compare(struct xnode *in, const struct stat *st, bool compare,
 /* seen_forget() - the lower object of @in is in a state not known. */
 void seen_forget(struct xnode *in);
 
+/* ---- dirnames.c ---- */
+
 /*
- * node_find() - the node of lower object (@dev, @ino) with one more
- * reference (drop it with xm_forget(m, in, 1)), or NULL.
+ * dirid_prefetch_run() - the prefetch threads' work (prefetch.h, set up
+ * by xm_init()): load the dirid of directory @item that a listing showed,
+ * have the kernel drop its listing if it went stale, then drop the
+ * reference the listing took for us. dirid_prefetch_drop(): that
+ * reference of an @item never run.
  */
-struct xnode *node_find(struct xmount *m, dev_t dev, ino_t ino);
+void dirid_prefetch_run(void *ctx, void *item);
+void dirid_prefetch_drop(void *ctx, void *item);
+
+/* The lower name of @name in @dir (dirops_name_enc; -EPERM: reserved). */
+int name_enc(struct xmount *m, struct xnode *dir, const char *name,
+	     struct lname *ln);
+
+/* dirops_mkdir() of @ln (plaintext @name) in @dir, dirid from @dir's. */
+int mkdir_in(struct xmount *m, struct xnode *dir, const struct lname *ln,
+	     mode_t mode, const char *name);
+
+/*
+ * The lower name of @name in @dir for an entry that may exist: a
+ * conflict copy's if no entry has that name (dirops_name_find()).
+ */
+int name_find(struct xmount *m, struct xnode *dir, const char *name,
+	      struct lname *ln);
+
+/* name_find() for a name that must exist: reserved ones are -ENOENT. */
+int name_enc_existing(struct xmount *m, struct xnode *dir, const char *name,
+		      struct lname *ln);
+
+/*
+ * Decrypt lower entry @lower of @dir into @out. Return 0, 1 to skip it
+ * silently (our own files), or -errno (-EIO: no dirid).
+ */
+int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
+	     char out[256]);
+
+/*
+ * dir_take_stale() - whether @dir's listing may show names its dirid does
+ * not give (xnode.cand_stale), and forget that: the caller has the
+ * kernel drop the listing.
+ */
+bool dir_take_stale(struct xnode *dir);
 
 /* ---- notify.c ---- */
 
