@@ -83,7 +83,7 @@ floor_build() {
 fio_cell() {
 	local rw=$1 jobs=$2 file=$3 mnt=$4 c0 c1 out field iops
 	c0=$(mount_ticks "$mnt")
-	out=$(fio --name=t --filename="$file" --rw="$rw" --bs=4k --size=256M \
+	out=$(${PIN:+taskset -c "$PIN"} fio --name=t --filename="$file" --rw="$rw" --bs=4k --size=256M \
 		--numjobs="$jobs" --group_reporting --time_based --runtime=10 \
 		--ioengine=psync --output-format=terse --terse-version=3)
 	c1=$(mount_ticks "$mnt")

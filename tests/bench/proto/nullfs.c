@@ -19,8 +19,9 @@
 // libxtsfs-core.a and -luring (floor.sh does, when they are built).
 //
 // Build: cc -O2 -o nullfs nullfs.c $(pkg-config --cflags --libs fuse3)
-// Run:   nullfs [-s] [-u|-U] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
-//        (foreground; -s: one thread)
+// Run:   nullfs [-s|-S US] [-u|-U] [-l FILE [-O SHIFT] [-W]] [-o opts] MOUNTPOINT SIZE_MIB
+//        (foreground; -s: one thread; -S US: one thread that polls
+//        /dev/fuse without sleeping for US µs after each request)
 #include "floor_loop.h"
 
 #include <errno.h>
@@ -185,6 +186,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-s") == 0) {
 			single = 1;
+		} else if (strcmp(argv[i], "-S") == 0 && i + 1 < argc) {
+			single = atoi(argv[++i]); /* spin this many µs */
 		} else if (strcmp(argv[i], "-l") == 0 && i + 1 < argc) {
 			lower = open(argv[++i], O_RDWR);
 			if (lower < 0) {
@@ -209,7 +212,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mnt || !mib) {
-		fprintf(stderr, "usage: nullfs [-s] [-u|-U] [-l FILE [-O SHIFT] "
+		fprintf(stderr, "usage: nullfs [-s|-S US] [-u|-U] [-l FILE [-O SHIFT] "
 			"[-W]] [-o opts] MOUNTPOINT SIZE_MIB\n");
 		return 2;
 	}
