@@ -78,8 +78,9 @@ floor_build() {
 
 # fio_cell RW JOBS FILE MOUNTPOINT: 10 s of fio, psync 4 KiB RW
 # (randread or randwrite), JOBS jobs on the 256 MiB FILE; prints its IOPS
-# and the CPU per request (µs) of the daemon serving MOUNTPOINT. For the
-# proto/ scripts (fsbench has its own rows).
+# and the CPU per request (µs) of the daemon serving MOUNTPOINT. PIN=CPU:
+# fio runs on that CPU only. For the proto/ scripts (fsbench has its own
+# rows).
 fio_cell() {
 	local rw=$1 jobs=$2 file=$3 mnt=$4 c0 c1 out field iops
 	c0=$(mount_ticks "$mnt")

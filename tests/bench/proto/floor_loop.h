@@ -29,6 +29,15 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* CLOCK_MONOTONIC in µs */
+static long long floor_now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
 /*
  * floor_spin_loop() - one thread serving @se that polls /dev/fuse
  * without sleeping for @spin_us after each request (non-blocking reads)
@@ -39,22 +48,18 @@ static int floor_spin_loop(struct fuse_session *se, long spin_us)
 {
 	struct fuse_buf fbuf = { .mem = NULL };
 	int fd = fuse_session_fd(se), res;
-	struct timespec t;
-	long long last = 0, now;
+	long long last = 0;
 
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
 		return 1;
 	while (!fuse_session_exited(se)) {
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EAGAIN) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			now = t.tv_sec * 1000000LL + t.tv_nsec / 1000;
-			if (now - last < spin_us)
+			if (floor_now_us() - last < spin_us)
 				continue;
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 			poll(&p, 1, -1);
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			last = t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+			last = floor_now_us();
 			continue;
 		}
 		if (res == -EINTR)
@@ -62,8 +67,7 @@ static int floor_spin_loop(struct fuse_session *se, long spin_us)
 		if (res <= 0)
 			break;
 		fuse_session_process_buf(se, &fbuf);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		last = t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+		last = floor_now_us();
 	}
 	free(fbuf.mem);
 	return 0;
@@ -71,15 +75,15 @@ static int floor_spin_loop(struct fuse_session *se, long spin_us)
 
 /*
  * floor_serve() - mount @se on @mnt and serve it until it is unmounted:
- * with one thread (@single 1: libfuse's loop; @single > 1: floor_spin_loop()
- * spinning @single µs) or with xtsfs's loop (8 workers that never exit,
+ * with one thread (@single: libfuse's loop; @spin_us > 0:
+ * floor_spin_loop()) or with xtsfs's loop (8 workers that never exit,
  * no clone_fd). @ring: 0 /dev/fuse, 1 io_uring with pinned
  * threads (xtsfs -o uring), 2 unpinned (-o uring_unpinned); @xtsfs_init:
  * also the INIT flags xtsfs adds (HANDLE_KILLPRIV_V2, PARALLEL_DIROPS).
  * The caller makes and destroys @se. Return: the exit status.
  */
 static int floor_serve(struct fuse_session *se, const char *mnt, int single,
-		       int ring, int xtsfs_init)
+		       long spin_us, int ring, int xtsfs_init)
 {
 	struct fuse_loop_config *cfg;
 	int rc;
@@ -104,8 +108,8 @@ static int floor_serve(struct fuse_session *se, const char *mnt, int single,
 		return 2;
 	}
 #endif
-	if (single > 1) {
-		rc = floor_spin_loop(se, single);
+	if (spin_us > 0) {
+		rc = floor_spin_loop(se, spin_us);
 	} else if (single) {
 		rc = fuse_session_loop(se);
 	} else {

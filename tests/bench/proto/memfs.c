@@ -878,7 +878,7 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se)
 		return 1;
-	rc = floor_serve(se, mnt, single, (int)glue, 1);
+	rc = floor_serve(se, mnt, single, 0, (int)glue, 1);
 	fuse_session_destroy(se);
 	return rc;
 }

@@ -179,6 +179,7 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se;
 	int single = 0, i, rc;
+	long spin_us = 0;     /* -S US: one thread that polls for US µs */
 	unsigned glue = 0;    /* -u / -U: FUSE over io_uring through xtsfs's glue */
 	const char *mnt = NULL, *mib = NULL;
 
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-s") == 0) {
 			single = 1;
 		} else if (strcmp(argv[i], "-S") == 0 && i + 1 < argc) {
-			single = atoi(argv[++i]); /* spin this many µs */
+			spin_us = strtol(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "-l") == 0 && i + 1 < argc) {
 			lower = open(argv[++i], O_RDWR);
 			if (lower < 0) {
@@ -223,7 +224,7 @@ int main(int argc, char **argv)
 	se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
 	if (!se)
 		return 1;
-	rc = floor_serve(se, mnt, single, (int)glue, 0);
+	rc = floor_serve(se, mnt, single, spin_us, (int)glue, 0);
 	fuse_session_destroy(se);
 	return rc;
 }
