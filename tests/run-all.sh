@@ -6,7 +6,8 @@
 #   3. the end-to-end Bats tests on real FUSE mounts (tests/bats/),
 #   4. the core filesystem files of 3 again, with every mount over FUSE
 #      over io_uring (-o uring; XTSFS_TEST_OPTS): 20-fs, 25-difftest,
-#      27-permtest, 30-faults. Only where the fuse module offers it
+#      27-permtest, 30-faults, and 39-locks (its interrupted waits come
+#      through /dev/fuse beside the ring). Only where the fuse module offers it
 #      (/sys/module/fuse/parameters/enable_uring is Y; .ci/run sets it),
 #      else said and skipped.
 #   5. those files and 37-coherence again with every mount -o noopen
@@ -100,7 +101,7 @@ if compgen -G "tests/bats/*.bats" >/dev/null; then
 		export XTSFS_TEST_OPTS=uring
 		bats_run uring tests/bats/20-fs.bats \
 			tests/bats/25-difftest.bats tests/bats/27-permtest.bats \
-			tests/bats/30-faults.bats
+			tests/bats/30-faults.bats tests/bats/39-locks.bats
 		unset XTSFS_TEST_OPTS
 	else
 		echo "skipped: /sys/module/fuse/parameters/enable_uring is not Y"

@@ -84,7 +84,12 @@ static struct {
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 {
-	ssize_t n = read(fd, buf, len);
+	ssize_t n;
+
+#if HAVE_LIBURING
+	if (!uring_dev_read(fd, buf, len, &n))
+#endif
+		n = read(fd, buf, len);
 
 	(void)userdata;
 	if (!init_patch.done && n >= (ssize_t)(sizeof(struct k_in_header) +

@@ -35,7 +35,8 @@
  *
  * FORGET and INTERRUPT stay on /dev/fuse (the kernel sends them there),
  * and so do INIT and the notifications (unique 0): the session's own
- * loop keeps serving /dev/fuse beside the ring.
+ * loop keeps serving /dev/fuse beside the ring, batching the FORGETs
+ * (uring_dev_read()).
  */
 #include "fuse_uring.h"
 #include "fuse_kabi.h"
@@ -55,6 +56,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -715,6 +717,98 @@ static struct uring_ent *find_busy(uint64_t unique)
 			if (e->state == ENT_BUSY && e->unique == unique)
 				return e;
 	return NULL;
+}
+
+/*
+ * /dev/fuse beside a ring that serves every queue: the FORGET of every
+ * file an rm -rf removes used to wake a thread blocked in read(2), on
+ * another CPU, once per file. One thread at a time reads instead; while
+ * requests keep coming it looks every DEV_POLL_NS without sleeping in
+ * the kernel's queue, so that the FORGETs of that time come as one
+ * BATCH_FORGET, and after DEV_QUIET_MS without any it sleeps in poll(2)
+ * until the next one (an idle mount wakes for nothing). An INTERRUPT
+ * waits DEV_POLL_NS at most. Measured: doc/PERFORMANCE.md, "Lever 2:
+ * the FORGETs beside the ring".
+ *
+ * libfuse cancels its loop's threads at exit, in read(2) or whatever
+ * this calls instead: every wait here is a cancellation point, and
+ * cleanup handlers give the reader's place back.
+ */
+#define DEV_POLL_NS 1000000L
+#define DEV_QUIET_MS 50
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool busy;                /* a thread reads (lock) */
+	struct timespec last;     /* when it last read a request (busy) */
+} devq = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void devq_unlock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_unlock(&devq.lock);
+}
+
+static void devq_leave(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&devq.lock);
+	devq.busy = false;
+	pthread_cond_signal(&devq.cond);
+	pthread_mutex_unlock(&devq.lock);
+}
+
+/* Milliseconds from @a to @b. */
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 +
+	       (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* see fuse_uring.h */
+bool uring_dev_read(int fd, void *buf, size_t len, ssize_t *n)
+{
+	const struct timespec tick = { 0, DEV_POLL_NS };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec now;
+	int saved;
+	bool all;
+
+	if (!atomic_load_explicit(&u.fast_active, memory_order_acquire))
+		return false;
+	pthread_mutex_lock(&u.lock);
+	all = u.active && u.failed == 0;
+	pthread_mutex_unlock(&u.lock);
+	if (!all)
+		return false;
+
+	pthread_mutex_lock(&devq.lock);
+	pthread_cleanup_push(devq_unlock, NULL);
+	while (devq.busy)
+		pthread_cond_wait(&devq.cond, &devq.lock);
+	devq.busy = true;
+	pthread_cleanup_pop(1);
+
+	pthread_cleanup_push(devq_leave, NULL);
+	/* a closed connection polls as an error: the read then says so */
+	while (poll(&p, 1, 0) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ms_between(&devq.last, &now) > DEV_QUIET_MS) {
+			(void)poll(&p, 1, -1);
+			break;
+		}
+		nanosleep(&tick, NULL);
+	}
+	*n = read(fd, buf, len);
+	saved = errno;
+	clock_gettime(CLOCK_MONOTONIC, &devq.last);
+	pthread_cleanup_pop(1);
+	errno = saved;
+	return true;
 }
 
 /* see fuse_uring.h */

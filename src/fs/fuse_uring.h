@@ -55,6 +55,16 @@ void uring_start(bool go);
 bool uring_reply(const struct iovec *iov, int count, ssize_t *res);
 
 /*
+ * uring_dev_read() - read(2) of /dev/fuse @fd into @buf (@len bytes) for
+ * the session's loop, once the ring serves every queue: /dev/fuse then
+ * carries only FORGETs and INTERRUPTs, and they are read in batches
+ * rather than each waking a thread.
+ * Return: true if it read (*@n as read(2) returns it, errno set with
+ * -1), false if the ring does not serve every queue (the caller reads).
+ */
+bool uring_dev_read(int fd, void *buf, size_t len, ssize_t *n);
+
+/*
  * uring_stop() - once the session loop has returned: end the ring
  * threads (an entry still waiting for a late reply is abandoned, its
  * request ended by the kernel when the connection goes), close the
