@@ -41,6 +41,7 @@
 #include "fuse_uring.h"
 #include "fuse_kabi.h"
 #include "log.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -741,7 +742,7 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool busy;                /* a thread reads (lock) */
-	struct timespec last;     /* when it last read a request (busy) */
+	int64_t last_ms;          /* when it last read a request (busy) */
 } devq = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -762,19 +763,11 @@ static void devq_leave(void *arg)
 	pthread_mutex_unlock(&devq.lock);
 }
 
-/* Milliseconds from @a to @b. */
-static long ms_between(const struct timespec *a, const struct timespec *b)
-{
-	return (b->tv_sec - a->tv_sec) * 1000 +
-	       (b->tv_nsec - a->tv_nsec) / 1000000;
-}
-
 /* see fuse_uring.h */
 bool uring_dev_read(int fd, void *buf, size_t len, ssize_t *n)
 {
 	const struct timespec tick = { 0, DEV_POLL_NS };
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct timespec now;
 	int saved;
 	bool all;
 
@@ -796,8 +789,7 @@ bool uring_dev_read(int fd, void *buf, size_t len, ssize_t *n)
 	pthread_cleanup_push(devq_leave, NULL);
 	/* a closed connection polls as an error: the read then says so */
 	while (poll(&p, 1, 0) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (ms_between(&devq.last, &now) > DEV_QUIET_MS) {
+		if (mono_ms() - devq.last_ms > DEV_QUIET_MS) {
 			(void)poll(&p, 1, -1);
 			break;
 		}
@@ -805,7 +797,7 @@ bool uring_dev_read(int fd, void *buf, size_t len, ssize_t *n)
 	}
 	*n = read(fd, buf, len);
 	saved = errno;
-	clock_gettime(CLOCK_MONOTONIC, &devq.last);
+	devq.last_ms = mono_ms();
 	pthread_cleanup_pop(1);
 	errno = saved;
 	return true;

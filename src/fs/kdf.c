@@ -3,13 +3,13 @@
  * kdf.c - Argon2id through libargon2, and its calibration (see kdf.h).
  */
 #include "kdf.h"
+#include "monotime.h"
 
 #include <argon2.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
-#include <time.h>
 #include <unistd.h>
 
 /* see kdf.h */
@@ -99,10 +99,7 @@ int kdf_derive(uint8_t out[KDF_OUT_SIZE], const char *pass, size_t passlen,
 
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)mono_ns() / 1e6;
 }
 
 /* see kdf.h */

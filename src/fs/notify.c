@@ -31,6 +31,7 @@
 #include "mount_int.h"
 
 #include "log.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,7 +117,7 @@ struct xm_notify {
 				      * 'p' prune */
 	atomic_bool prune_asked;     /* a 'p' is on its way */
 	bool prune_off;              /* the kernel cannot (thread's) */
-	struct timespec pruned_at;   /* the last prune (thread's) */
+	int64_t pruned_ns;           /* the last prune (thread's) */
 	pthread_t thread;
 	bool running;
 	pthread_mutex_t lock;        /* wd[], own[], flush_*, limit_logged */
@@ -143,14 +144,6 @@ static uint64_t name_hash(const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		h = (h ^ *p) * 0x100000001b3ull;
 	return h;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* ---- the watch table --------------------------------------------------- */
@@ -331,7 +324,7 @@ void notify_own(struct xmount *m, struct xnode *dir, const char *stored,
 		return;
 	h = name_hash(stored);
 	b = own_bucket(n, dev, ino, h);
-	now = now_ms();
+	now = mono_ms();
 	pthread_mutex_lock(&n->lock);
 	for (int i = 0; i < OWN_WAYS; i++) {
 		struct own_ent *e = &b[i];
@@ -366,7 +359,7 @@ static bool own_take(struct xm_notify *n, uint64_t dev, uint64_t ino,
 {
 	uint64_t h = name_hash(name);
 	struct own_ent *b = own_bucket(n, dev, ino, h);
-	int64_t now = now_ms();
+	int64_t now = mono_ms();
 	bool ours = false;
 
 	pthread_mutex_lock(&n->lock);
@@ -617,15 +610,13 @@ static void prune_unused(struct xm_notify *n)
 	size_t got, k = 0;
 	struct itable_node **all;
 	struct xnode *batch[BATCH];
-	struct timespec now;
+	int64_t now = mono_ns();
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (n->prune_off || !n->cb->prune ||
-	    (now.tv_sec - n->pruned_at.tv_sec) * 1000 +
-	    (now.tv_nsec - n->pruned_at.tv_nsec) / 1000000 < 50)
+	    now - n->pruned_ns < 50 * 1000000LL)
 		return;
-	n->pruned_at = now;
+	n->pruned_ns = now;
 	all = node_snapshot(m, &got);
 	if (!all)
 		return;

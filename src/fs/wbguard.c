@@ -4,12 +4,12 @@
  * wbguard.h). No FUSE types.
  */
 #include "wbguard.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHUNK (64u * 1024) /* reserve sizes are multiples of this */
@@ -20,14 +20,6 @@
 #define CHECK_EVERY (100 * MS) /* free space looked at while writing */
 #define SHRINK_AFTER (2000 * MS) /* reserve held past its target: kept
 				  * this long after the last writer came */
-
-static int64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
@@ -191,7 +183,7 @@ static enum wbguard_mode set_mode(struct wbguard *g, uint64_t free,
 	uint64_t need = g->plan.low + (target > g->reserved ?
 				       target - g->reserved : 0);
 
-	g->check_ns = now_ns();
+	g->check_ns = mono_ns();
 	g->since_check = 0;
 	g->slack = free > need ? free - need : 0;
 
@@ -283,7 +275,7 @@ static enum wbguard_mode look(struct wbguard *g, uint64_t *free,
 		 */
 		g->short_since = false;
 		if (g->reserved > target) {
-			shrink(g, *free, target, now_ns());
+			shrink(g, *free, target, mono_ns());
 			(void)free_bytes(g, free);
 		}
 	}
@@ -318,7 +310,7 @@ bool wbguard_admit(struct wbguard *g)
 		yes = g->reserved >= more;
 		if (yes) {
 			g->writers++;
-			g->admit_ns = now_ns();
+			g->admit_ns = mono_ns();
 		} else {
 			g->denied++;
 		}
@@ -347,7 +339,7 @@ void wbguard_leave(struct wbguard *g)
 /* see wbguard.h */
 bool wbguard_wrote(struct wbguard *g, uint64_t bytes)
 {
-	int64_t now = now_ns(), span;
+	int64_t now = mono_ns(), span;
 	bool due = false;
 
 	pthread_mutex_lock(&g->lock);
