@@ -259,8 +259,9 @@ static int cand_refuted(struct dir_ref *r)
 	return err;
 }
 
+/* see mount_int.h */
 int name_enc(struct xmount *m, struct xnode *dir, const char *name,
-		    struct lname *ln)
+	     struct lname *ln)
 {
 	struct dir_ref r = { m, dir, false, { 0 } };
 	struct dirid_src id = { dir_ref_get, &r };
@@ -339,7 +340,7 @@ int xm_plain_name(struct xmount *m, struct xnode *dir, const char *stored,
 
 /* see mount_int.h */
 int name_dec(struct xmount *m, struct xnode *dir, const char *lower,
-		    char out[256])
+	     char out[256])
 {
 	struct dir_ref r = { m, dir, false, { 0 } };
 	struct dirid_src id = { dir_read_get, &r };
