@@ -825,6 +825,12 @@ static void fwd_opendir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_open(req, fi);
 }
 
+/* "." or "..": the kernel's to resolve, not a lower entry */
+static bool is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
 /*
  * Add entry @de of @dir to the readdirplus reply at @p (@rem bytes
  * left), with its attributes and a reference the kernel then holds.
@@ -838,8 +844,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 	struct fuse_entry_param e;
 	struct xnode *in = NULL;
 	struct stat st;
-	bool dot = de->name[0] == '.' && (!de->name[1] ||
-			(de->name[1] == '.' && !de->name[2]));
+	bool dot = is_dot(de->name);
 	size_t need;
 	int rc = dot ? 0 : xm_lookup_stored(m, dir, de->stored,
 					    de->type == DT_REG ? de->ino : 0,
@@ -875,7 +880,11 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 		xm_told(in, &st);
 		xm_told_until(in, m->attr_timeout);
 		xm_dir_found(m, dir, in, de->name);
-		xm_prefetch_dir(m, in); /* a walk of the tree will open it */
+		if (S_ISDIR(in->type)) {
+			/* a walk of the tree will list it next */
+			xm_prefetch_dir(m, in);
+			xm_lower_ahead(m, dir, de->stored);
+		}
 	}
 	return need;
 }
@@ -919,6 +928,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		}
 		if (need > rem)
 			break;
+		/* a walk of the tree will list it next (add_plus() too) */
+		if (!plus && de.type == DT_DIR && !is_dot(de.name))
+			xm_lower_ahead(m, dir, de.stored);
 		p += need;
 		rem -= need;
 		xm_dir_take(d, &de);

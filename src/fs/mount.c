@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <syslog.h>
@@ -34,6 +35,16 @@
  */
 #define PREFETCH_THREADS 4
 #define PREFETCH_DEPTH 1024
+
+/*
+ * Lower subdirectories read ahead (xm_lower_ahead()): threads, each
+ * reading the first entries of one directory at a time, and queued
+ * directories, beyond which a listing's subdirectories are left to the
+ * walk.
+ */
+#define LOWER_AHEAD_THREADS 2
+#define LOWER_AHEAD_DEPTH 4096
+#define LOWER_AHEAD_BYTES 16384
 
 /*
  * The lower filesystem's capabilities, by its magic number (statfs
@@ -96,6 +107,16 @@ static bool local_exact(unsigned long type)
 	default:
 		return false;
 	}
+}
+
+/*
+ * A filesystem on a local disk: its cold reads are what a walk of the tree
+ * waits for, and reading ahead costs no network (nor is there anything to
+ * read on tmpfs).
+ */
+static bool local_disk(unsigned long type)
+{
+	return local_exact(type) && type != 0x01021994UL; /* TMPFS_MAGIC */
 }
 
 /* see mount.h */
@@ -309,6 +330,59 @@ void xm_forget(struct xmount *m, struct xnode *in, uint64_t n)
 	}
 }
 
+/* ---- lower subdirectories read ahead ------------------------------------ */
+
+/* What xm_lower_ahead() queues: a held node and a lower name in it. */
+struct lower_ahead {
+	struct xnode *dir;
+	char stored[];
+};
+
+static void lower_ahead_drop(void *ctx, void *item)
+{
+	struct lower_ahead *la = item;
+
+	xm_forget(ctx, la->dir, 1);
+	free(la);
+}
+
+/*
+ * A prefetch thread: open the subdirectory and read its first entries,
+ * which reads its inode and first block into the lower filesystem's
+ * caches. Whatever fails (it went away, descriptors ran out) is left to
+ * the walk.
+ */
+static void lower_ahead_run(void *ctx, void *item)
+{
+	struct lower_ahead *la = item;
+	char buf[LOWER_AHEAD_BYTES];
+	int fd = openat(la->dir->fd, la->stored, O_RDONLY | O_DIRECTORY |
+			O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		close(fd);
+	}
+	lower_ahead_drop(ctx, la);
+}
+
+/* see mount.h */
+void xm_lower_ahead(struct xmount *m, struct xnode *dir, const char *stored)
+{
+	size_t n = strlen(stored) + 1;
+	struct lower_ahead *la;
+
+	if (!m->lower_ra.running)
+		return;
+	la = malloc(sizeof(*la) + n);
+	if (!la)
+		return;
+	memcpy(la->stored, stored, n);
+	la->dir = dir;
+	node_hold(m, dir);
+	if (!prefetch_post(&m->lower_ra, la))
+		lower_ahead_drop(m, la);
+}
 
 /* see mount.h */
 int xm_init(struct xmount *m)
@@ -362,6 +436,11 @@ int xm_init(struct xmount *m)
 					dirid_prefetch_drop, m) : 0;
 	if (err)
 		return err;
+	/* best effort: without its threads nothing is read ahead */
+	if (local_disk(fstype))
+		(void)prefetch_start(&m->lower_ra, LOWER_AHEAD_THREADS,
+				     LOWER_AHEAD_DEPTH, lower_ahead_run,
+				     lower_ahead_drop, m);
 	if (!m->readonly) {
 		/* syncfs() needs a real descriptor, not an O_PATH one */
 		int fd = openat(m->root_fd, ".", O_RDONLY | O_DIRECTORY |
@@ -383,6 +462,7 @@ void xm_destroy(struct xmount *m)
 	xm_notify_stop(m); /* it holds nodes while it works */
 	xm_locks_end(m); /* its owners hold lower descriptors of nodes */
 	prefetch_stop(&m->prefetch); /* its items hold nodes */
+	prefetch_stop(&m->lower_ra); /* so do these */
 	err = durable_stop(&m->durable);
 	if (m->guard) {
 		struct wbguard *g = m->guard;

@@ -164,6 +164,7 @@ struct xmount {
 	unsigned write_flags;         /* content_write() flags for the lower fs */
 	struct durable durable;       /* dirids and sidecars to sync */
 	struct prefetch prefetch;     /* dirids read ahead */
+	struct prefetch lower_ra;     /* lower subdirectories read ahead */
 	struct dirops dops;           /* directory operations */
 	struct xnode *root;           /* the root, never in the table */
 	struct itable inodes;         /* every other node the kernel knows */
@@ -215,8 +216,9 @@ struct xhandle {
 struct xdir; /* an open directory (dirlist.c) */
 
 /*
- * xm_init() - set up the root node, the threads that read dirids ahead
- * (prefetch.h) and, unless read-only, the thread that syncs new dirids
+ * xm_init() - set up the root node, the threads that read dirids and,
+ * on a local disk, lower subdirectories ahead (prefetch.h) and, unless
+ * read-only, the thread that syncs new dirids
  * and sidecars (durable.h). Sets the process umask to 0: modes arrive
  * with the caller's umask applied. Return: 0 or -errno.
  */
@@ -383,6 +385,14 @@ int xm_access(struct xmount *m, struct xnode *in, int mask);
  * the tree will open it soon).
  */
 void xm_prefetch_dir(struct xmount *m, struct xnode *in);
+
+/*
+ * xm_lower_ahead() - have the lower subdirectory @stored of @dir read
+ * ahead (its inode and first block), which a listing just showed: a walk
+ * of the tree lists it next, and waits for those reads if they are
+ * cold. Best effort, in the background, on local disk filesystems only.
+ */
+void xm_lower_ahead(struct xmount *m, struct xnode *dir, const char *stored);
 
 /*
  * xm_dir_found() - @in was found as @name in @dir (a lookup, a listing,

@@ -359,6 +359,41 @@ PY
 	[ "$(lower_names "$C")" = xtsfs.volume ]
 }
 
+@test "a walk with subdirectories read ahead: exact while the lower tree changes under it; an unmount with read-ahead queued exits 0" {
+	# 800 subdirectories (some long names): a listing queues each one's
+	# lower inode and first block to be read ahead (local disks only)
+	mkdir "$M/ra" "$R/ra"
+	python3 - "$M/ra" "$R/ra" <<'PY'
+import os, sys
+for d in sys.argv[1:]:
+    for i in range(800):
+        sub = os.path.join(d, 'd%04d-%s' % (i, 'y' * (i % 150)))
+        os.mkdir(sub)
+        open(os.path.join(sub, 'f'), 'w').close()
+PY
+	remount "$C" "$M"
+	diff <(cd "$M/ra" && find . | LC_ALL=C sort) <(cd "$R/ra" && find . | LC_ALL=C sort)
+	# the read-ahead queued by a listing, then three subdirectories go
+	# from the lower tree (as another machine's sync would) and the
+	# daemon is stopped at once
+	gone=()
+	for i in 0003 0400 0799; do
+		gone+=("$(lower_of "$M/ra/d$i-"*)")
+		rm -r "$R/ra/d$i-"*
+	done
+	umount_vol "$M"
+	start_fg "$C" "$M"
+	ls -f "$M/ra" >/dev/null
+	rm -r "${gone[@]}"
+	kill -TERM "$DAEMON_PID"
+	rc=0
+	wait "$DAEMON_PID" || rc=$?
+	[ "$rc" -eq 0 ]
+	refute mountpoint -q "$M"
+	mount_vol "$C" "$M"
+	diff <(cd "$M/ra" && find . | LC_ALL=C sort) <(cd "$R/ra" && find . | LC_ALL=C sort)
+}
+
 @test "directory positions: telldir/seekdir resume anywhere, also after the end; rewinddir sees new entries; two handles are independent" {
 	# 3000 entries with long names: many getdents buffers and READDIR
 	# replies, so positions cross both; right after the creates (the

@@ -5,7 +5,8 @@
  * mount does: make directories, files (short and long names), symlinks,
  * hard links; write and read back every size class; list; rename;
  * truncate; remove; sync-tool conflict copies (FORMAT 4.8) listed,
- * read, linked, moved and removed. Each result is checked against what
+ * read, linked, moved and removed; lower subdirectories read ahead
+ * (xm_lower_ahead()) give back the node they hold. Each result is checked against what
  * was asked and against the cipher directory itself (names encrypted,
  * sizes = header + plaintext), so the core is known to work on its own,
  * as a checker or a restore tool will use it.
@@ -13,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -756,6 +758,68 @@ static void bare_handles(void)
 	xm_forget(&M, in, 1); /* closes the node's handle */
 }
 
+/* The lower read-ahead's threads are idle and nothing is queued. */
+static bool lower_ahead_idle(void)
+{
+	struct prefetch *p = &M.lower_ra;
+	bool idle;
+
+	pthread_mutex_lock(&p->lock);
+	idle = !p->count && p->idle == p->nthreads;
+	pthread_mutex_unlock(&p->lock);
+	return idle;
+}
+
+/*
+ * Lower subdirectories read ahead (xm_lower_ahead()), as a listing posts
+ * them: whatever the name turns out to be (a subdirectory, a file,
+ * nothing at all), the item holds its directory until done and then
+ * gives it back, so the directory's node goes when its last user
+ * forgets it, and the listing is unchanged.
+ */
+static void lower_ahead(void)
+{
+	struct xnode *d = mkdir_(M.root, "ahead");
+	char stored[3][256], out[256];
+	struct xm_dirent e;
+	struct xdir *dh;
+	size_t before;
+	bool keep;
+	int n = 0, w = 0;
+
+	if (!d)
+		return;
+	if (!M.lower_ra.running)
+		printf("test_mount: /tmp is not on a local disk: nothing is "
+		       "read ahead, only the references are checked\n");
+	drop(mkdir_(d, "sub"));
+	CHECK(touch_(d, "file") == 0, "touch ahead/file");
+	if (xm_opendir(&M, d, &dh, &keep) == 0) {
+		while (xm_dir_peek(&M, d, dh, &e) == 1) {
+			if (strcmp(e.name, ".") && strcmp(e.name, "..") && n < 2)
+				snprintf(stored[n++], 256, "%s", e.stored);
+			xm_dir_take(dh, &e);
+		}
+		xm_releasedir(dh);
+	}
+	CHECK(n == 2, "ahead/ lists 2 entries: %d", n);
+	snprintf(stored[n++], 256, "%s", "not-there");
+	before = itable_count(&M.inodes);
+	for (int i = 0; i < 300; i++)
+		xm_lower_ahead(&M, d, stored[i % n]);
+	while (!lower_ahead_idle() && w++ < 3000)
+		usleep(10000);
+	CHECK(lower_ahead_idle(), "the read-ahead queue drains");
+	listing(d, out, sizeof(out));
+	CHECK(!strcmp(out, "file/sub/"), "ahead/ after: %s", out);
+	CHECK(itable_count(&M.inodes) == before, "nodes %zu, were %zu",
+	      itable_count(&M.inodes), before);
+	drop(d);
+	CHECK(itable_count(&M.inodes) == before - 1,
+	      "ahead/ forgotten: nodes %zu, were %zu",
+	      itable_count(&M.inodes), before);
+}
+
 int main(void)
 {
 	uint8_t key[64];
@@ -794,6 +858,7 @@ int main(void)
 	derived();
 	candidates();
 	bare_handles();
+	lower_ahead();
 	xm_destroy(&M);
 	aes_cmac_wipe(&Idkey);
 	names_ctx_free(names);
