@@ -17,6 +17,10 @@
 # module's enable_uring yourself), ALT_ENV ("NAME=VALUE ..." in the alt
 # daemon's environment), WALK_DIR (the work directory, e.g. on a
 # loop-mounted journaled ext4; default /var/tmp/walk-ab).
+# Each arm has a volume of its own, and where each tree lies on the disk
+# can weigh as much as a change in the lower reads: for those, time both
+# builds on one volume in turn (doc/PERFORMANCE.md, "Cold find: lower
+# subdirectories read ahead").
 # Results: doc/PERFORMANCE.md, "The tree rows' floor" and "Cold find:
 # the dirid read, taken apart".
 set -u
