@@ -6,10 +6,10 @@
  * hard links; write and read back every size class; list; rename;
  * truncate; remove; sync-tool conflict copies (FORMAT 4.8) listed,
  * read, linked, moved and removed; lower subdirectories read ahead
- * (xm_lower_ahead()) give back the node they hold. Each result is checked against what
- * was asked and against the cipher directory itself (names encrypted,
- * sizes = header + plaintext), so the core is known to work on its own,
- * as a checker or a restore tool will use it.
+ * (xm_lower_ahead()) give back the node they hold. Each result is
+ * checked against what was asked and against the cipher directory
+ * itself (names encrypted, sizes = header + plaintext), so the core is
+ * known to work on its own, as a checker or a restore tool will use it.
  */
 #include <dirent.h>
 #include <errno.h>
