@@ -7,6 +7,7 @@
 
 #include "log.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <syslog.h>
@@ -360,7 +360,7 @@ static void lower_ahead_run(void *ctx, void *item)
 			O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0) {
-		(void)syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		(void)getdents64(fd, buf, sizeof(buf));
 		close(fd);
 	}
 	lower_ahead_drop(ctx, la);
