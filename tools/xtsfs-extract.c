@@ -514,7 +514,7 @@ static void extract_children(struct ex *x, struct xnode *dir, int dfd)
 		snprintf(name, sizeof(name), "%s", e.name);
 		snprintf(stored, sizeof(stored), "%s", e.stored);
 		xm_dir_take(d, &e);
-		if (strcmp(name, ".") && strcmp(name, ".."))
+		if (!names_is_dot(name))
 			extract_child(x, dir, name, stored, dfd);
 	}
 	if (rc < 0)

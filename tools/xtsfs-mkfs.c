@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "names.h"
 #include "rview.h"
 #include "volume.h"
 
@@ -89,7 +90,7 @@ static int dir_is_empty(int fd)
 		return -errno;
 	}
 	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		if (names_is_dot(e->d_name))
 			continue;
 		empty = 0;
 		break;

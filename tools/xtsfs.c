@@ -33,6 +33,7 @@
 #include "volume.h"
 #include "fwd.h"
 #include "log.h"
+#include "names.h"
 
 #define PROG "xtsfs"
 
@@ -454,7 +455,7 @@ static int check_paths(const struct opts *o)
 		return XTSFS_EXIT_MOUNT;
 	}
 	while ((de = readdir(dp)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+		if (!names_is_dot(de->d_name)) {
 			fprintf(stderr, PROG ": mount point %s is not empty\n", mp);
 			closedir(dp);
 			return XTSFS_EXIT_MOUNT;

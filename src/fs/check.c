@@ -45,7 +45,7 @@ static int ents_load(struct ents *es, int dfd)
 	if (err)
 		return err;
 	while ((errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (names_is_dot(de->d_name))
 			continue;
 		err = strv_add(&es->v, &es->n, &es->cap, de->d_name);
 		if (err)

@@ -127,7 +127,7 @@ int xm_dir_peek(struct xmount *m, struct xnode *dir, struct xdir *d,
 		if (!d->entry && !(d->entry = xdir_next(d, &err)))
 			return err;
 		lower = d->entry->d_name;
-		if (!strcmp(lower, ".") || !strcmp(lower, "..")) {
+		if (names_is_dot(lower)) {
 			snprintf(e->name, sizeof(e->name), "%s", lower);
 			rc = 0;
 		} else {

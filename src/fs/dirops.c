@@ -828,7 +828,7 @@ static int dir_only_internal(int fd)
 		return ret;
 	ret = 1;
 	while ((de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		if (names_is_dot(de->d_name) ||
 		    !strcmp(de->d_name, NAMES_DIRID_FILE))
 			continue;
 		if (!dirid_copy(de->d_name)) {

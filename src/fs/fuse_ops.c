@@ -825,12 +825,6 @@ static void fwd_opendir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_open(req, fi);
 }
 
-/* "." or "..": the kernel's to resolve, not a lower entry */
-static bool is_dot(const char *name)
-{
-	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
-}
-
 /*
  * Add entry @de of @dir to the readdirplus reply at @p (@rem bytes
  * left), with its attributes and a reference the kernel then holds.
@@ -844,7 +838,7 @@ static size_t add_plus(fuse_req_t req, struct xnode *dir,
 	struct fuse_entry_param e;
 	struct xnode *in = NULL;
 	struct stat st;
-	bool dot = is_dot(de->name);
+	bool dot = names_is_dot(de->name);
 	size_t need;
 	int rc = dot ? 0 : xm_lookup_stored(m, dir, de->stored,
 					    de->type == DT_REG ? de->ino : 0,
@@ -929,7 +923,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 		if (need > rem)
 			break;
 		/* a walk of the tree will list it next (add_plus() too) */
-		if (!plus && de.type == DT_DIR && !is_dot(de.name))
+		if (!plus && de.type == DT_DIR && !names_is_dot(de.name))
 			xm_lower_ahead(m, dir, de.stored);
 		p += need;
 		rem -= need;

@@ -143,6 +143,16 @@ int names_decrypt_long(const struct names_ctx *ctx,
 bool names_is_internal(const char *lower_name);
 
 /*
+ * names_is_dot() - true for "." and "..": a directory's own entries,
+ * the same in plaintext and lower listings, never a stored name.
+ * @name: a NUL-terminated name.
+ */
+static inline bool names_is_dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+/*
  * names_is_long() - true for a long-name entry (4.3): "xtsfs.long."
  * followed by exactly 22 base64url characters (a 16-byte V). False for
  * its ".name" sidecar and for anything else.

@@ -83,8 +83,7 @@ static int probe_entry(struct probe *p, const struct dirent *de, bool plain,
 {
 	const char *n = de->d_name;
 
-	if (!strcmp(n, ".") || !strcmp(n, "..") ||
-	    !strncmp(n, ".xtsfs.volume", 13) ||
+	if (names_is_dot(n) || !strncmp(n, ".xtsfs.volume", 13) ||
 	    (names_is_internal(n) && !names_is_long(n)))
 		return 0;
 	if (!plain) {

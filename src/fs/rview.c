@@ -429,7 +429,7 @@ static int walk_links(struct rfs *fs, int dirfd, link_fn fn, void *arg,
 		return err == -ENOMEM ? err : 0;
 	}
 	while (!err && (de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (names_is_dot(de->d_name))
 			continue;
 		if (de->d_type == DT_LNK) {
 			err = walk_link(fs, dirfd, de->d_name, fn, arg);
@@ -783,8 +783,7 @@ static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
 	if (!err)
 		err = rdir_add(d, &cap, "..", DT_DIR, 0);
 	while (!err && (de = readdir(dp))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    hidden_plain(fs, dir, de->d_name))
+		if (names_is_dot(de->d_name) || hidden_plain(fs, dir, de->d_name))
 			continue;
 		err = list_entry(fs, dir, d, &cap, de);
 	}

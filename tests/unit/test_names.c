@@ -788,6 +788,18 @@ static void test_predicates(void)
 	CHECK(!strcmp(NAMES_DIRID_FILE, "xtsfs.dirid") &&
 		      names_is_internal(NAMES_DIRID_FILE),
 	      "NAMES_DIRID_FILE");
+	{
+		static const char *const dots[] = { ".", ".." };
+		static const char *const not[] = { "", "...", ".a", "..a",
+						   "a", "a.", "x." };
+
+		for (size_t i = 0; i < sizeof(dots) / sizeof(dots[0]); i++)
+			CHECK(names_is_dot(dots[i]), "names_is_dot(\"%s\")",
+			      dots[i]);
+		for (size_t i = 0; i < sizeof(not) / sizeof(not[0]); i++)
+			CHECK(!names_is_dot(not[i]), "names_is_dot(\"%s\")",
+			      not[i]);
+	}
 	printf("internal-name predicates: %s\n",
 	       test_failures == before ? "ok" : "FAILED");
 }
