@@ -47,76 +47,69 @@
 #define LOWER_AHEAD_BYTES 16384
 
 /*
- * The lower filesystem's capabilities, by its magic number (statfs
- * f_type): what the mount may skip on it.
+ * What the mount may rely on in a lower filesystem it knows by its magic
+ * number (statfs f_type); anything not in lower_kinds[] gets none of it.
  */
+enum {
+	/*
+	 * close() cannot report anything (no ->flush in the kernel), so a
+	 * FLUSH at every close would be a round trip for nothing: opens say
+	 * FOPEN_NOFLUSH. Network filesystems (NFS, CIFS) report delayed
+	 * write errors at close: they keep FLUSH (xm_flush).
+	 */
+	LOWER_NOFLUSH = 1u << 0,
+	/*
+	 * Two things done exactly:
+	 * - SEEK_HOLE reports holes exactly, so that writes in place may
+	 *   skip the reservation of ranges without holes
+	 *   (CONTENT_HOLES_SEEKABLE). The generic lseek of other
+	 *   filesystems calls every byte of a file data, sparse or not:
+	 *   there every overwrite keeps its fallocate. (ext2 and ext3
+	 *   volumes mounted by the ext4 driver share its magic and its
+	 *   lseek; the old ext2 driver has no fallocate, so its answer
+	 *   changes nothing.)
+	 * - a listing position (d_off) from one open stays valid in another
+	 *   (ext4's hashes, the others' offsets), so that a listing may be
+	 *   read without a handle of its own (fuse_ops.c, skip_opendir()).
+	 *   Not FUSE lowers: sshfs died on a READDIR at a position its fresh
+	 *   handle had not read to (its mount then said ENOTCONN;
+	 *   38-network).
+	 */
+	LOWER_EXACT = 1u << 1,
+	/*
+	 * On a local disk: its cold reads are what a walk of the tree waits
+	 * for, and reading ahead costs no network (nor is there anything to
+	 * read on tmpfs).
+	 */
+	LOWER_DISK = 1u << 2,
+};
 
-/* The magic number (statfs f_type) of the filesystem of @fd, 0 if unknown. */
-static unsigned long lower_fs_type(int fd)
+static const struct {
+	unsigned long magic;
+	unsigned flags;
+} lower_kinds[] = {
+	/* EXT2/3/4_SUPER_MAGIC, XFS_SUPER_MAGIC */
+	{ 0xEF53UL, LOWER_NOFLUSH | LOWER_EXACT | LOWER_DISK },
+	{ 0x58465342UL, LOWER_NOFLUSH | LOWER_EXACT | LOWER_DISK },
+	/* BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC */
+	{ 0x9123683EUL, LOWER_EXACT | LOWER_DISK },
+	{ 0xF2F52010UL, LOWER_EXACT | LOWER_DISK },
+	/* TMPFS_MAGIC */
+	{ 0x01021994UL, LOWER_NOFLUSH | LOWER_EXACT },
+};
+
+/* The LOWER_* flags of the filesystem of @fd: none if unknown. */
+static unsigned lower_fs_flags(int fd)
 {
 	struct statfs sf;
+	size_t i;
 
-	return fstatfs(fd, &sf) == 0 ? (unsigned long)sf.f_type : 0;
-}
-
-/*
- * Whether a lower filesystem of @type cannot report anything at close()
- * (no ->flush in the kernel): ext2/3/4, XFS, tmpfs. On them a FLUSH at
- * every close would be a round trip for nothing, so opens say
- * FOPEN_NOFLUSH. Network filesystems (NFS, CIFS) report delayed write
- * errors at close: they, and anything not known here, keep FLUSH
- * (xm_flush).
- */
-static bool close_reports_nothing(unsigned long type)
-{
-	switch (type) {
-	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
-	case 0x58465342UL: /* XFS_SUPER_MAGIC */
-	case 0x01021994UL: /* TMPFS_MAGIC */
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * Whether a lower filesystem of @type is one of the local filesystems
- * known to do two things exactly (ext4, XFS, btrfs, tmpfs, f2fs):
- * - SEEK_HOLE reports holes exactly, so that writes in place may skip
- *   the reservation of ranges without holes (CONTENT_HOLES_SEEKABLE). The
- *   generic lseek of other filesystems calls every byte of a file data,
- *   sparse or not: there every overwrite keeps its fallocate. (ext2 and
- *   ext3 volumes mounted by the ext4 driver share its magic and its
- *   lseek; the old ext2 driver has no fallocate, so its answer changes
- *   nothing.)
- * - a listing position (d_off) from one open stays valid in another
- *   (ext4's hashes, the others' offsets), so that a listing may be read
- *   without a handle of its own (fuse_ops.c, skip_opendir()). Not FUSE
- *   lowers: sshfs died on a READDIR at a position its fresh handle had
- *   not read to (its mount then said ENOTCONN; 38-network).
- */
-static bool local_exact(unsigned long type)
-{
-	switch (type) {
-	case 0xEF53UL:     /* EXT2/3/4_SUPER_MAGIC */
-	case 0x58465342UL: /* XFS_SUPER_MAGIC */
-	case 0x9123683EUL: /* BTRFS_SUPER_MAGIC */
-	case 0x01021994UL: /* TMPFS_MAGIC */
-	case 0xF2F52010UL: /* F2FS_SUPER_MAGIC */
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * A filesystem on a local disk: its cold reads are what a walk of the tree
- * waits for, and reading ahead costs no network (nor is there anything to
- * read on tmpfs).
- */
-static bool local_disk(unsigned long type)
-{
-	return local_exact(type) && type != 0x01021994UL; /* TMPFS_MAGIC */
+	if (fstatfs(fd, &sf))
+		return 0;
+	for (i = 0; i < sizeof(lower_kinds) / sizeof(lower_kinds[0]); i++)
+		if (lower_kinds[i].magic == (unsigned long)sf.f_type)
+			return lower_kinds[i].flags;
+	return 0;
 }
 
 /* see mount.h */
@@ -388,7 +381,7 @@ void xm_lower_ahead(struct xmount *m, struct xnode *dir, const char *stored)
 int xm_init(struct xmount *m)
 {
 	struct stat st;
-	unsigned long fstype;
+	unsigned lower;
 	int err;
 
 	/*
@@ -425,11 +418,11 @@ int xm_init(struct xmount *m)
 		return -ENOMEM;
 	/* The root's dirid is 16 zero bytes (FORMAT 4.2). */
 	m->root->dirid_ok = true;
-	fstype = lower_fs_type(m->root_fd);
+	lower = lower_fs_flags(m->root_fd);
 	/* shared storage: every close flushes (close-to-open, xm_flush) */
-	m->noflush = close_reports_nothing(fstype) && !m->sharedstorage;
-	m->write_flags = local_exact(fstype) ? CONTENT_HOLES_SEEKABLE : 0;
-	m->dir_offsets_stable = local_exact(fstype);
+	m->noflush = (lower & LOWER_NOFLUSH) && !m->sharedstorage;
+	m->write_flags = lower & LOWER_EXACT ? CONTENT_HOLES_SEEKABLE : 0;
+	m->dir_offsets_stable = lower & LOWER_EXACT;
 	/* plaintext names need no dirid */
 	err = m->names ? prefetch_start(&m->prefetch, PREFETCH_THREADS,
 					PREFETCH_DEPTH, dirid_prefetch_run,
@@ -437,7 +430,7 @@ int xm_init(struct xmount *m)
 	if (err)
 		return err;
 	/* best effort: without its threads nothing is read ahead */
-	if (local_disk(fstype))
+	if (lower & LOWER_DISK)
 		(void)prefetch_start(&m->lower_ra, LOWER_AHEAD_THREADS,
 				     LOWER_AHEAD_DEPTH, lower_ahead_run,
 				     lower_ahead_drop, m);
