@@ -783,7 +783,8 @@ static int build_dir(struct rfs *fs, struct rinode *dir, struct rdir *d)
 	if (!err)
 		err = rdir_add(d, &cap, "..", DT_DIR, 0);
 	while (!err && (de = readdir(dp))) {
-		if (names_is_dot(de->d_name) || hidden_plain(fs, dir, de->d_name))
+		if (names_is_dot(de->d_name) ||
+		    hidden_plain(fs, dir, de->d_name))
 			continue;
 		err = list_entry(fs, dir, d, &cap, de);
 	}
