@@ -334,11 +334,13 @@ static void check_ranges(struct rfs *fs, struct rinode *in, uint64_t fh,
 }
 
 /* The header of a view file: what FORMAT 3.4, 3.5 and 5.2 say. */
-static void check_header(const struct tfile *f, const char *name,
-			 const uint8_t id[16], const bool *hole)
+static void check_header(const struct xts_ctx *x, const struct tfile *f,
+			 const char *name, const uint8_t id[16],
+			 const bool *hole)
 {
 	struct fileheader fh;
-	uint64_t u;
+	uint8_t b[16], c[16], tw[16];
+	uint64_t u, v;
 	uint32_t n;
 
 	CHECK(fileheader_decode(&fh, vbuf, layout_lower_size(LAYOUT_DOFF_COMPACT, f->size)) == 0,
@@ -354,13 +356,30 @@ static void check_header(const struct tfile *f, const char *name,
 	n = layout_unit_len(f->size, u);
 	CHECK(test_all_zero(fh.slot, n), "%s: slot bytes [24, 24 + %u) "
 	      "not zero", name, n);
-	if (hole[u])
+	if (hole[u]) {
 		CHECK(test_all_zero(fh.slot, 16) &&
 		      test_all_zero(vbuf + layout_unit_coff(LAYOUT_DOFF_COMPACT, u), n),
 		      "%s: a short tail in a hole is not all zero", name);
-	else
-		CHECK(!test_all_zero(fh.slot + n, 16 - n), "%s: no tail "
-		      "ciphertext in the slot", name);
+		return;
+	}
+	/*
+	 * FORMAT 3.5, computed here: C = XTS(P_tail || zeros) under
+	 * id ^ (LE64(u) || LE64(2^63 + n)); C[0..n) is the tail's bytes,
+	 * C[n..16) the slot's.
+	 */
+	memset(b, 0, sizeof(b));
+	memcpy(b, pbuf + u * U, n);
+	v = (UINT64_C(1) << 63) + n;
+	for (int i = 0; i < 8; i++) {
+		tw[i] = id[i] ^ (uint8_t)(u >> (8 * i));
+		tw[8 + i] = id[8 + i] ^ (uint8_t)(v >> (8 * i));
+	}
+	CHECK(xts_encrypt_one(x, c, b, 16, tw) == 0, "%s: the tail's XTS",
+	      name);
+	CHECK(!memcmp(fh.slot + n, c + n, 16 - n), "%s: slot bytes [%u, 16) "
+	      "are not the tail's ciphertext", name, n);
+	CHECK(!memcmp(vbuf + layout_unit_coff(LAYOUT_DOFF_COMPACT, u), c, n),
+	      "%s: the tail's %u bytes are not its ciphertext", name, n);
 }
 
 /* content_read() of the view's bytes gives back the plaintext. */
@@ -465,7 +484,7 @@ static void check_file(struct rfs *fs, const struct xts_ctx *x,
 	if (n == (ssize_t)vsize) {
 		check_ranges(fs, in, fh, f->name, vsize);
 		if (vsize)
-			check_header(f, f->name, id, hole);
+			check_header(x, f, f->name, id, hole);
 		check_decrypts(x, f, f->name, vsize);
 		check_forward(x, f, f->name, id, hole, vsize);
 	}
