@@ -370,10 +370,9 @@ static void check_header(const struct xts_ctx *x, const struct tfile *f,
 	memset(b, 0, sizeof(b));
 	memcpy(b, pbuf + u * U, n);
 	v = (UINT64_C(1) << 63) + n;
-	for (int i = 0; i < 8; i++) {
-		tw[i] = id[i] ^ (uint8_t)(u >> (8 * i));
-		tw[8 + i] = id[8 + i] ^ (uint8_t)(v >> (8 * i));
-	}
+	xts_unit_tweak(tw, id, u);
+	for (int i = 0; i < 8; i++)
+		tw[8 + i] ^= (uint8_t)(v >> (8 * i));
 	CHECK(xts_encrypt_one(x, c, b, 16, tw) == 0, "%s: the tail's XTS",
 	      name);
 	CHECK(!memcmp(fh.slot + n, c + n, 16 - n), "%s: slot bytes [%u, 16) "
