@@ -8,6 +8,7 @@
 #include "mount_int.h"
 
 #include "log.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -352,18 +353,10 @@ bool xm_guard_refuses(struct xmount *m, struct xhandle *h)
 	return true;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 /* see mount.h */
 void xm_told_until(struct xnode *in, double timeout)
 {
-	int64_t until = now_ns() + (int64_t)(timeout * 1e9);
+	int64_t until = mono_ns() + (int64_t)(timeout * 1e9);
 
 	pthread_mutex_lock(&in->seen_lock);
 	in->attr_expiry_ns = until;
@@ -378,7 +371,7 @@ bool xm_told_fresh(struct xnode *in)
 	pthread_mutex_lock(&in->seen_lock);
 	until = in->attr_expiry_ns;
 	pthread_mutex_unlock(&in->seen_lock);
-	return now_ns() < until;
+	return mono_ns() < until;
 }
 
 /* see mount.h */
