@@ -18,7 +18,8 @@
  * The files: mount.c (the volume, its nodes, names, lookup), caller.c
  * (the permission rules the daemon applies for a caller), entries.c
  * (making, removing, renaming, attributes), files.c (open files),
- * dirlist.c (listings). Their shared internals: mount_int.h.
+ * guard.c (the writeback guard's side of them), dirlist.c (listings).
+ * Their shared internals: mount_int.h.
  */
 #ifndef XTSFS_MOUNT_H
 #define XTSFS_MOUNT_H
@@ -506,7 +507,7 @@ ssize_t xm_write(struct xmount *m, const struct caller *who, struct xhandle *h,
 		 const uint8_t *buf, size_t size, off_t off, bool writeback,
 		 bool *mode_changed, bool *refusing);
 
-/* ---- the writeback guard (files.c; wbguard.h) -------------------------- */
+/* ---- the writeback guard (guard.c; wbguard.h) -------------------------- */
 
 /*
  * xm_guard_start() - with the kernel's writeback cache agreed
@@ -537,6 +538,8 @@ bool xm_guard_refuses(struct xmount *m, struct xhandle *h);
  * write must ask first).
  */
 bool xm_guard_watch(struct xmount *m, struct xnode *in);
+
+/* what the kernel keeps of attributes (notify.c) */
 
 /*
  * xm_told_until() - the kernel keeps the attributes of @in it was just

@@ -213,4 +213,38 @@ void node_snapshot_drop(struct xmount *m, struct itable_node **all,
 /* Truncate regular file @in (opened writable as @fd) to @size. */
 int file_truncate(struct xmount *m, struct xnode *in, int fd, uint64_t size);
 
+/* ---- guard.c: the writeback guard (wbguard.h) -------------------------- */
+
+/* guard_on() - whether the mount has the guard and it is not off. */
+bool guard_on(const struct xmount *m);
+
+/* guard_check() - wbguard_check() with a log line when the mode changes. */
+enum wbguard_mode guard_check(struct xmount *m);
+
+/*
+ * guard_bound() - after an open set the mount's dirty limit
+ * (bdi_tune_once()): the reserve must cover the limit in force, FUSE's
+ * own 1 % when the daemon could not set its own (not root); without a
+ * strict limit nothing bounds what the reserve must cover, so the guard
+ * goes off (said once).
+ */
+void guard_bound(struct xmount *m);
+
+/*
+ * guard_admit() - new handle @h writes: through the kernel's cache
+ * (h->cached_writer, in xmount.writers) if the guard admits it, else
+ * past it (h->direct). Nothing without the guard.
+ * guard_leave() - @h goes: out of the guard's writers.
+ */
+void guard_admit(struct xmount *m, struct xhandle *h);
+void guard_leave(struct xmount *m, struct xhandle *h);
+
+/*
+ * guard_cover() - a written-back write found no space (@n, -ENOSPC):
+ * take room for its @size bytes from the reserve and call @w(@arg) to
+ * redo it, as long as there is reserve. Return: the last result.
+ */
+ssize_t guard_cover(struct xmount *m, ssize_t n, size_t size,
+		    ssize_t (*w)(void *), void *arg);
+
 #endif /* XTSFS_MOUNT_INT_H */

@@ -432,6 +432,27 @@ void xm_told(struct xnode *in, const struct stat *st)
 	pthread_mutex_unlock(&in->seen_lock);
 }
 
+/* see mount.h */
+void xm_told_until(struct xnode *in, double timeout)
+{
+	int64_t until = mono_ns() + (int64_t)(timeout * 1e9);
+
+	pthread_mutex_lock(&in->seen_lock);
+	in->attr_expiry_ns = until;
+	pthread_mutex_unlock(&in->seen_lock);
+}
+
+/* see mount.h */
+bool xm_told_fresh(struct xnode *in)
+{
+	int64_t until;
+
+	pthread_mutex_lock(&in->seen_lock);
+	until = in->attr_expiry_ns;
+	pthread_mutex_unlock(&in->seen_lock);
+	return mono_ns() < until;
+}
+
 /*
  * Whether the kernel must hear of @in's lower state @st (plaintext size
  * @psize), and *@pages whether its pages too; records it as told.
