@@ -816,35 +816,50 @@ static bool dirid_copy(const char *name)
 
 /*
  * Is lower directory @fd empty but for our own files? 1, 0 or -errno.
- * If it is, the dirid's conflict copies are removed on the way.
+ * If it is, the dirid's conflict copies are removed on the way. @fd is
+ * read from where it stands (a new descriptor: the start) with
+ * getdents64 itself: a DIR stream would cost another open and three
+ * more calls per directory removed, and the second pass is made only
+ * for copies (after nothing else was seen: a directory that holds
+ * anything else keeps its copies).
  */
 static int dir_only_internal(int fd)
 {
-	DIR *dp;
-	struct dirent *de;
-	int ret = dirops_opendir(fd, &dp);
+	_Alignas(struct dirent64) char buf[4096];
+	bool copies = false;
+	int ret = 1;
+	ssize_t n;
 
-	if (ret)
-		return ret;
-	ret = 1;
-	while ((de = readdir(dp))) {
-		if (names_is_dot(de->d_name) ||
-		    !strcmp(de->d_name, NAMES_DIRID_FILE))
-			continue;
-		if (!dirid_copy(de->d_name)) {
-			ret = 0;
-			break;
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (size_t p = 0; p < (size_t)n;) {
+			const struct dirent64 *de = (const void *)(buf + p);
+
+			p += de->d_reclen;
+			if (names_is_dot(de->d_name) ||
+			    !strcmp(de->d_name, NAMES_DIRID_FILE))
+				continue;
+			if (!dirid_copy(de->d_name))
+				return 0;
+			copies = true;
 		}
 	}
-	if (ret == 1) {
-		rewinddir(dp);
-		while ((de = readdir(dp)))
+	if (n < 0)
+		return -errno;
+	if (!copies)
+		return 1;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (size_t p = 0; p < (size_t)n;) {
+			const struct dirent64 *de = (const void *)(buf + p);
+
+			p += de->d_reclen;
 			if (dirid_copy(de->d_name) &&
 			    unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT)
 				ret = -errno;
+		}
 	}
-	closedir(dp);
-	return ret;
+	return n < 0 ? -errno : ret;
 }
 
 /*

@@ -146,6 +146,39 @@ static void test_ops(void)
 	CHECK(dirops_rename(&D, topfd, &l, topfd, &a, 0) == 0 && !exists(side),
 	      "directory over an empty directory");
 	CHECK(dirops_rmdir(&D, topfd, &a) == 0 && !exists(a.stored), "rmdir");
+	/*
+	 * A sync tool's copies of the dirid: they go with an otherwise
+	 * empty directory, and stay in one that holds anything else (the
+	 * listing may show it after them)
+	 */
+	CHECK(dirops_mkdir(&D, topfd, &a, 0755, &root_id, "dir") == 0,
+	      "mkdir again");
+	fd = openat(topfd, a.stored, O_RDONLY | O_DIRECTORY);
+	{
+		static const char *copies[] = {
+			"xtsfs (conflicted copy 2026-01-02 030405).dirid",
+			"xtsfs_conflict-20260102-030405.dirid",
+		};
+		int cfd;
+
+		for (size_t i = 0; i < 2; i++) {
+			cfd = openat(fd, copies[i], O_WRONLY | O_CREAT, 0444);
+			CHECK(cfd >= 0 && write(cfd, id, sizeof(id)) ==
+			      (ssize_t)sizeof(id), "copy %zu", i);
+			close(cfd);
+		}
+		cfd = openat(fd, "zz-plain", O_WRONLY | O_CREAT, 0644);
+		close(cfd);
+		CHECK(dirops_rmdir(&D, topfd, &a) == -ENOTEMPTY &&
+		      faccessat(fd, copies[0], F_OK, 0) == 0 &&
+		      faccessat(fd, copies[1], F_OK, 0) == 0 &&
+		      faccessat(fd, NAMES_DIRID_FILE, F_OK, 0) == 0,
+		      "not empty: the copies and the dirid stay");
+		CHECK(unlinkat(fd, "zz-plain", 0) == 0, "unlink the plain");
+	}
+	close(fd);
+	CHECK(dirops_rmdir(&D, topfd, &a) == 0 && !exists(a.stored),
+	      "rmdir with the dirid's copies");
 	CHECK(dirops_unlink(&D, topfd, &b) == 0, "unlink the symlink");
 	err = 0;
 	{
