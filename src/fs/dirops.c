@@ -815,51 +815,71 @@ static bool dirid_copy(const char *name)
 }
 
 /*
- * Is lower directory @fd empty but for our own files? 1, 0 or -errno.
- * If it is, the dirid's conflict copies are removed on the way. @fd is
- * read from where it stands (a new descriptor: the start) with
- * getdents64 itself: a DIR stream would cost another open and three
- * more calls per directory removed, and the second pass is made only
- * for copies (after nothing else was seen: a directory that holds
- * anything else keeps its copies).
+ * Call @fn(@arg, @fd, name) for each entry of lower directory @fd from
+ * where its position stands, read with getdents64 on @fd itself (a DIR
+ * stream would cost another open and three more calls). Return: the
+ * first nonzero @fn returned (it stops there), 0 at the end, or -errno.
  */
-static int dir_only_internal(int fd)
+static int each_entry(int fd, int (*fn)(void *arg, int fd, const char *name),
+		      void *arg)
 {
 	_Alignas(struct dirent64) char buf[4096];
-	bool copies = false;
-	int ret = 1;
 	ssize_t n;
 
 	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
 		for (size_t p = 0; p < (size_t)n;) {
 			const struct dirent64 *de = (const void *)(buf + p);
+			int rc;
 
 			p += de->d_reclen;
-			if (names_is_dot(de->d_name) ||
-			    !strcmp(de->d_name, NAMES_DIRID_FILE))
-				continue;
-			if (!dirid_copy(de->d_name))
-				return 0;
-			copies = true;
+			rc = fn(arg, fd, de->d_name);
+			if (rc)
+				return rc;
 		}
 	}
-	if (n < 0)
-		return -errno;
+	return n < 0 ? -errno : 0;
+}
+
+/* each_entry(): 1 at a name not ours; *(bool *)@arg: a dirid copy seen */
+static int not_internal(void *arg, int fd, const char *name)
+{
+	(void)fd;
+	if (names_is_dot(name) || !strcmp(name, NAMES_DIRID_FILE))
+		return 0;
+	if (!dirid_copy(name))
+		return 1;
+	*(bool *)arg = true;
+	return 0;
+}
+
+/* each_entry(): remove a dirid copy; *(int *)@arg: the last failure */
+static int drop_copy(void *arg, int fd, const char *name)
+{
+	if (dirid_copy(name) && unlinkat(fd, name, 0) != 0 && errno != ENOENT)
+		*(int *)arg = -errno;
+	return 0;
+}
+
+/*
+ * Is lower directory @fd (a new descriptor: read from the start) empty
+ * but for our own files? 1, 0 or -errno. If it is, the dirid's conflict
+ * copies are removed on the way, in a second pass made only when there
+ * are copies, after nothing else was seen: a directory that holds
+ * anything else keeps its copies.
+ */
+static int dir_only_internal(int fd)
+{
+	bool copies = false;
+	int err = 0, rc = each_entry(fd, not_internal, &copies);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
 	if (!copies)
 		return 1;
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
-	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
-		for (size_t p = 0; p < (size_t)n;) {
-			const struct dirent64 *de = (const void *)(buf + p);
-
-			p += de->d_reclen;
-			if (dirid_copy(de->d_name) &&
-			    unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT)
-				ret = -errno;
-		}
-	}
-	return n < 0 ? -errno : ret;
+	rc = each_entry(fd, drop_copy, &err);
+	return rc ? rc : err ? err : 1;
 }
 
 /*
